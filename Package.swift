@@ -1,0 +1,80 @@
+// swift-tools-version:6.0
+//
+// biounlock: biometric-or-passcode authentication for Linux PAM.
+//
+// Layers, bottom to top (the tree under Sources/ follows them):
+//   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt)
+//   core policy     BiounlockCore                     (options, policy chain, messages, secrets)
+//   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
+//   sensors         BiounlockSensors                  (simulated sensor; libfprint later)
+//   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
+//   CLI             biounlock                         (admin tool, thin: logic lives in the library)
+import PackageDescription
+
+let packageDir = Context.packageDirectory
+
+/// Linker settings that make the module safe to load into sudo and login:
+/// - the Swift runtime linked in statically (ldd shows nothing from the toolchain),
+/// - only pam_sm_authenticate / pam_sm_setcred exported (version script),
+/// - `-z defs`: an unresolved symbol fails this link instead of the user's login,
+/// - `-z nodelete`: pam_end dlcloses modules; the static Swift runtime registers
+///   process-wide state (metadata caches, TLS keys) that must not be unmapped under it.
+let moduleLinkerFlags: [String] = [
+    "-static-stdlib",
+    "-use-ld=lld",
+    "-Xlinker", "--version-script=\(packageDir)/Sources/PamBiounlock/exports.map",
+    "-Xlinker", "-z", "-Xlinker", "defs",
+    "-Xlinker", "-z", "-Xlinker", "nodelete",
+]
+
+let package = Package(
+    name: "biounlock",
+    products: [
+        .library(name: "pam_biounlock", type: .dynamic, targets: ["PamBiounlock"]),
+        .executable(name: "biounlock", targets: ["biounlock"]),
+        .executable(name: "pam-harness", targets: ["pam-harness"]),
+    ],
+    targets: [
+        // C wrappers: one system-library target per C library.
+        .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CFPrint", pkgConfig: "libfprint-2",
+                       providers: [.apt(["libfprint-2-dev", "libglib2.0-dev"])]),
+
+        // Core policy: no Foundation (it is linked into the PAM module).
+        .target(name: "BiounlockCore", dependencies: ["CSodium"]),
+        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite"]),
+        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore"]),
+
+        // The PAM module: entry points only translate; decisions live in BiounlockCore.
+        .target(
+            name: "PamBiounlock",
+            dependencies: ["CPAM", "BiounlockCore", "BiounlockStore", "BiounlockSensors"],
+            exclude: ["exports.map"],
+            linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]
+        ),
+
+        // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
+        .executableTarget(
+            name: "biounlock",
+            dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+        ),
+
+        // Test harness: a C program that runs one real PAM transaction through libpam's
+        // pam_start_confdir with scripted conversation answers (used by the module tests).
+        .executableTarget(
+            name: "pam-harness",
+            path: "Tests/Harness/pam-harness",
+            linkerSettings: [.linkedLibrary("pam")]
+        ),
+
+        .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"]),
+        .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"]),
+        .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors"]),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"]),
+        .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,45 @@
+/// Loads the effective options: defaults, then the config file, then module arguments
+/// (which win). Shared by the module and the CLI so both read the same settings.
+public enum Configuration {
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        /// The config file exists but is not trusted (symlink, FIFO, not root's, writable by others).
+        case untrustedConfig(FileTrustProblem)
+        public var description: String {
+            switch self {
+            case .untrustedConfig(let problem): return "config refused: \(problem)"
+            }
+        }
+    }
+
+    public struct Loaded {
+        public var options: Options
+        public var diagnostics: [OptionDiagnostic]
+        /// Informational notes (e.g. an explicitly named config file that does not exist).
+        public var notes: [String]
+    }
+
+    /// - Parameters:
+    ///   - arguments: module arguments (`key=value` words); for the CLI, its global options as words.
+    ///   - readFile: reads a trusted file (TrustedFiles.readText in production).
+    public static func load(arguments: [String],
+                            readFile: (String) -> Result<String, FileTrustProblem> = { TrustedFiles.readText($0) }) -> Result<Loaded, Failure> {
+        var options = Options()
+        var diagnostics: [OptionDiagnostic] = []
+        var notes: [String] = []
+        let explicitPath = OptionParser.configPath(in: arguments)
+        let path = explicitPath ?? Options.defaultConfigPath
+        switch readFile(path) {
+        case .success(let text):
+            diagnostics += OptionParser.apply(configText: text, path: path, to: &options)
+        case .failure(.missing):
+            // No config file is a normal installation; a named one that is missing is worth a note.
+            if explicitPath != nil { notes.append("config file \(path) does not exist; using defaults") }
+        case .failure(let problem):
+            // A config file we cannot trust could point db= at a store an attacker wrote.
+            return .failure(.untrustedConfig(problem))
+        }
+        diagnostics += OptionParser.apply(arguments: arguments, to: &options)
+        options.configPath = path
+        return .success(Loaded(options: options, diagnostics: diagnostics, notes: notes))
+    }
+}

@@ -1,0 +1,164 @@
+/// The seams between the policy chain and the outside world. The module supplies PAM- and
+/// syslog-backed implementations, the CLI terminal- and stderr-backed ones, tests in-memory ones.
+
+/// What a conversation answered to a hidden prompt.
+public enum ConversationReply {
+    /// A non-empty answer, copied into a zeroing buffer.
+    case answer(Secret)
+    /// Enter alone: the user wants to fall back (to the Unix password).
+    case empty
+    /// Longer than `Secret.maximumLength`: refused before any hashing.
+    case tooLong
+    /// The conversation failed or returned no answer (NULL response array or NULL text).
+    case failed
+}
+
+public protocol Conversation: AnyObject {
+    /// An informational line (PAM_TEXT_INFO).
+    func info(_ text: String)
+    /// An error line (PAM_ERROR_MSG).
+    func error(_ text: String)
+    /// A prompt whose answer is not echoed (PAM_PROMPT_ECHO_OFF).
+    func promptSecret(_ prompt: String) -> ConversationReply
+}
+
+public enum LogLevel: Sendable {
+    case error, warning, notice, info, debug
+}
+
+/// Logging is injected: syslog (authpriv) in the module, stderr in the CLI, memory in tests.
+/// Never pass a secret, a template or a hash to a logger.
+public protocol Logger: AnyObject {
+    func log(_ level: LogLevel, _ message: String)
+}
+
+/// One enrolled fingerprint.
+public struct Template: Equatable, Sendable {
+    public var finger: Finger
+    public var sensor: SensorKind
+    /// Backend data: the touched id for the simulated sensor, a serialized FP3 print for libfprint.
+    public var data: [UInt8]
+    /// Reader driver and device id the print was taken on (empty for the simulated sensor).
+    public var driver: String
+    public var device: String
+    public var created: Int64
+
+    public init(finger: Finger, sensor: SensorKind, data: [UInt8], driver: String = "", device: String = "", created: Int64) {
+        self.finger = finger; self.sensor = sensor; self.data = data
+        self.driver = driver; self.device = device; self.created = created
+    }
+}
+
+/// A stored passcode: the Argon2id encoding and its kind. Never printed or logged.
+public struct StoredPasscode: Equatable, Sendable {
+    public var hash: String
+    public var kind: PasscodeKind
+    public init(hash: String, kind: PasscodeKind) { self.hash = hash; self.kind = kind }
+}
+
+/// What the store knows about one user.
+public struct UserRecord: Equatable, Sendable {
+    public var name: String
+    /// The user's "biometric unlock" toggle (off by default).
+    public var enabled: Bool
+    /// Per-service overrides of `enabled`, keyed by PAM service name.
+    public var serviceOverrides: [String: Bool]
+    public var templates: [Template]
+    public var passcode: StoredPasscode?
+    public var biometricFailures: Int
+    public var passcodeFailures: Int
+    public var lastSuccess: Int64?
+    public var lastFailure: Int64?
+
+    public init(name: String, enabled: Bool = false, serviceOverrides: [String: Bool] = [:], templates: [Template] = [],
+                passcode: StoredPasscode? = nil, biometricFailures: Int = 0, passcodeFailures: Int = 0,
+                lastSuccess: Int64? = nil, lastFailure: Int64? = nil) {
+        self.name = name; self.enabled = enabled; self.serviceOverrides = serviceOverrides
+        self.templates = templates; self.passcode = passcode
+        self.biometricFailures = biometricFailures; self.passcodeFailures = passcodeFailures
+        self.lastSuccess = lastSuccess; self.lastFailure = lastFailure
+    }
+
+    /// Whether biometric unlock applies to `service`: its override if any, else the user's toggle.
+    public func isEnabled(for service: String) -> Bool {
+        serviceOverrides[service] ?? enabled
+    }
+}
+
+/// One row of the audit log. Holds no secret and no template.
+public struct AuditEvent: Equatable, Sendable {
+    public var time: Int64
+    public var user: String
+    public var service: String
+    public var tty: String
+    public var rhost: String
+    public var method: AuthMethod
+    public var outcome: String
+    public var reason: String
+
+    public init(time: Int64, user: String, service: String, tty: String, rhost: String, method: AuthMethod, outcome: String, reason: String) {
+        self.time = time; self.user = user; self.service = service; self.tty = tty
+        self.rhost = rhost; self.method = method; self.outcome = outcome; self.reason = reason
+    }
+}
+
+public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// What the policy chain needs from the store during one transaction.
+public protocol AuthStore: AnyObject {
+    func loadUser(_ name: String) throws(StoreFailure) -> UserRecord?
+    /// Adds one failed match to the user's consecutive counter (atomically).
+    func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure)
+    /// Adds one wrong passcode to the user's consecutive counter (atomically).
+    func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure)
+    /// Resets the counters a success clears: a finger clears the biometric counter,
+    /// a passcode clears both (as on a phone, the passcode unlocks biometrics).
+    func recordSuccess(user: String, method: AuthMethod, at time: Int64) throws(StoreFailure)
+    func appendEvent(_ event: AuditEvent) throws(StoreFailure)
+}
+
+/// Why the reader cannot be used now (biometrics "unavailable": fall back, never a failed match).
+public struct SensorUnavailable: Error, Equatable, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Why the reader asked for another touch. A retry is never a failed match.
+public enum RetryReason: Int, Sendable, Equatable {
+    case general = 0, tooShort = 1, centerFinger = 2, removeFinger = 3
+
+    public init(code: Int) { self = RetryReason(rawValue: code) ?? .general }
+}
+
+public enum VerifyResult: Equatable, Sendable {
+    case match(Finger)
+    case noMatch
+    case retry(RetryReason)
+    case unavailable(SensorUnavailable)
+    case timedOut
+}
+
+public enum EnrollEvent: Equatable, Sendable {
+    case stage(done: Int, of: Int)
+    case retry(RetryReason)
+    /// A touch by another finger than the one being enrolled.
+    case differentFinger
+}
+
+/// An open fingerprint reader, used by one transaction or one enrolment.
+public protocol FingerprintSensor: AnyObject {
+    /// Waits for one touch (or a retry, error or the deadline) and compares it with `templates`.
+    func verify(against templates: [Template], deadline: Deadline) -> VerifyResult
+    /// Takes the enrolment touches for `finger`, reporting each stage, until done or the deadline.
+    func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable>
+    /// Releases the reader. Called exactly once.
+    func close()
+}
+
+/// Opens the reader the options name.
+public protocol SensorProvider {
+    func open(_ options: Options) -> Result<FingerprintSensor, SensorUnavailable>
+}

@@ -1,0 +1,59 @@
+/// Why the chain decided as it did. Raw values go into the audit log and syslog.
+public enum Reason: String, Sendable {
+    case matched = "finger-matched"
+    case passcodeAccepted = "passcode-accepted"
+    case notEnabled = "not-enabled"
+    case unknownUser = "unknown-user"
+    case storeUnavailable = "store-unavailable"
+    case nothingEnrolled = "nothing-enrolled"
+    case readerUnavailable = "reader-unavailable"
+    case timedOut = "timed-out"
+    case wrongFinger = "wrong-finger"
+    case noPasscode = "no-passcode"
+    case passcodeDeclined = "passcode-declined"
+    case wrongPasscode = "wrong-passcode"
+    case passcodeTooLong = "passcode-too-long"
+    case passcodeUnusable = "passcode-unusable"
+    case conversationFailed = "conversation-failed"
+}
+
+/// The chain's answer, one case per row of PRODUCT.md's return-code table.
+/// The module maps each case to exactly one PAM code in one exhaustive switch.
+public enum Outcome: Equatable, Sendable {
+    /// Finger matched or passcode correct: PAM_SUCCESS.
+    case success(AuthMethod)
+    /// The user has not enabled biometric unlock (for this service): PAM_IGNORE.
+    case notEnabled
+    /// Nothing biounlock can decide now; the stack moves on to the password: PAM_AUTHINFO_UNAVAIL.
+    case unavailable
+    /// Wrong finger `max_tries` times with no passcode fallback: PAM_MAXTRIES.
+    case maxTries
+    /// Wrong passcode: PAM_AUTH_ERR.
+    case denied
+    /// Not a user of this system: PAM_USER_UNKNOWN.
+    case userUnknown
+    /// The conversation failed or gave no answer: PAM_CONV_ERR.
+    case conversationFailed
+
+    public var label: String {
+        switch self {
+        case .success: return "success"
+        case .notEnabled: return "ignore"
+        case .unavailable: return "unavailable"
+        case .maxTries: return "maxtries"
+        case .denied: return "denied"
+        case .userUnknown: return "user-unknown"
+        case .conversationFailed: return "conversation-error"
+        }
+    }
+}
+
+public struct Decision: Equatable, Sendable {
+    public let outcome: Outcome
+    public let reason: Reason
+    public let method: AuthMethod
+
+    public init(_ outcome: Outcome, _ reason: Reason, method: AuthMethod = .none) {
+        self.outcome = outcome; self.reason = reason; self.method = method
+    }
+}

@@ -1,0 +1,96 @@
+import CSodium
+
+/// The kinds of passcode biounlock stores. The kind is stored next to the hash so that
+/// prompts and the CLI can say "PIN" or "password"; the hash itself is Argon2id either way.
+public enum PasscodeKind: String, CaseIterable, Sendable {
+    case pin
+    case password
+
+    /// Why a candidate passcode is not acceptable for this kind, or nil when it is.
+    public func problem(with secret: Secret) -> String? {
+        switch self {
+        case .pin:
+            if secret.count < 4 { return "a PIN needs at least 4 digits" }
+            if !secret.allBytes({ $0 >= 0x30 && $0 <= 0x39 }) { return "a PIN may contain digits only" }
+        case .password:
+            if secret.count < 6 { return "a password needs at least 6 characters" }
+            if !secret.allBytes({ $0 >= 0x20 && $0 != 0x7f }) { return "a password may not contain control characters" }
+        }
+        if secret.count > Secret.maximumLength { return "a passcode may be at most \(Secret.maximumLength) bytes" }
+        return nil
+    }
+}
+
+/// Argon2id passcode hashing through libsodium's `crypto_pwhash_str` family.
+public enum Passcode {
+    /// Cost of new hashes: libsodium's INTERACTIVE limits (2 passes, 64 MiB), about 0.1 s on
+    /// the reference machine. The cost is encoded in each hash, so it can be raised later.
+    public static let opsLimit = UInt64(crypto_pwhash_argon2id_opslimit_interactive())
+    public static let memLimit = Int(crypto_pwhash_argon2id_memlimit_interactive())
+
+    /// Stored hashes asking for more than this are refused before verifying: a corrupt or
+    /// planted row must not make the module (running inside sudo) spend unbounded time or memory.
+    public static let maximumMemLimitKiB = 1 << 20 // 1 GiB
+    public static let maximumOpsLimit = 16
+
+    public enum Failure: Error, Equatable {
+        case sodiumInit
+        case hashFailed
+        case malformedHash
+        case costTooHigh
+    }
+
+    static func ensureInitialised() -> Bool { sodium_init() >= 0 }
+
+    /// Hashes `secret` into an encoded `$argon2id$...` string.
+    public static func hash(_ secret: Secret, opsLimit: UInt64 = opsLimit, memLimit: Int = memLimit) throws(Failure) -> String {
+        guard ensureInitialised() else { throw .sodiumInit }
+        var out = [CChar](repeating: 0, count: Int(crypto_pwhash_strbytes()))
+        let rc: Int32 = secret.withCChars { chars, count in
+            crypto_pwhash_str_alg(&out, chars, UInt64(count), opsLimit, memLimit, crypto_pwhash_alg_argon2id13())
+        }
+        guard rc == 0 else { throw .hashFailed }
+        let bytes = out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The (memory KiB, passes) an encoded Argon2id hash asks for, or nil when it is not one.
+    public static func cost(of encoded: String) -> (memoryKiB: Int, passes: Int)? {
+        // $argon2id$v=19$m=65536,t=2,p=1$salt$hash
+        let parts = encoded.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts[0].isEmpty, parts[1] == "argon2id", parts[2] == "v=19" else { return nil }
+        var memory: Int?
+        var passes: Int?
+        for field in parts[3].split(separator: ",") {
+            let kv = field.split(separator: "=", maxSplits: 1)
+            guard kv.count == 2, kv[1].count <= 10, let value = Int(kv[1]) else { return nil }
+            switch kv[0] {
+            case "m": memory = value
+            case "t": passes = value
+            case "p": guard value == 1 else { return nil }
+            default: return nil
+            }
+        }
+        guard let memory, let passes else { return nil }
+        return (memory, passes)
+    }
+
+    /// Checks `secret` against an encoded hash in constant time (libsodium's verify).
+    /// Returns false for a wrong secret; throws when the stored hash is unusable.
+    public static func verify(_ secret: Secret, against encoded: String) throws(Failure) -> Bool {
+        guard ensureInitialised() else { throw .sodiumInit }
+        guard encoded.utf8.count < Int(crypto_pwhash_strbytes()), let cost = cost(of: encoded) else { throw .malformedHash }
+        guard cost.memoryKiB <= maximumMemLimitKiB, cost.passes <= maximumOpsLimit, cost.passes >= 1 else { throw .costTooHigh }
+        var hashChars = Array(encoded.utf8CString)
+        let rc: Int32 = secret.withCChars { chars, count in
+            crypto_pwhash_str_verify(&hashChars, chars, UInt64(count))
+        }
+        return rc == 0
+    }
+
+    /// Spends the same Argon2id work as a real verification, for users who have no hash,
+    /// so that "no such passcode" and "wrong passcode" cannot be told apart by time.
+    public static func burnEquivalentWork(_ secret: Secret) {
+        _ = try? hash(secret)
+    }
+}

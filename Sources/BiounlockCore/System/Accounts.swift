@@ -1,0 +1,34 @@
+import Glibc
+
+/// A system account, as NSS knows it.
+public struct Account: Equatable, Sendable {
+    public let name: String
+    public let uid: UInt32
+}
+
+public enum Accounts {
+    /// Longest user name we look up; longer names match nothing.
+    public static let maximumNameLength = 256
+
+    /// Looks `name` up with getpwnam_r. Names that are empty, too long, not valid UTF-8 or
+    /// contain control characters, '/' or ':' match nothing and are never passed to NSS.
+    /// The returned name is the one NSS reports, and only that name is used to find rows
+    /// in the store (so "Alice", "alice " or "../alice" never reach alice's row).
+    public static func lookup(_ name: String) -> Account? {
+        guard isPlausibleName(name) else { return nil }
+        var pwd = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        let rc = getpwnam_r(name, &pwd, &buffer, buffer.count, &result)
+        guard rc == 0, result != nil, let pwName = pwd.pw_name else { return nil }
+        let canonical = String(cString: pwName)
+        guard canonical == name else { return nil }
+        return Account(name: canonical, uid: pwd.pw_uid)
+    }
+
+    public static func isPlausibleName(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard !bytes.isEmpty, bytes.count <= maximumNameLength else { return false }
+        return bytes.allSatisfy { $0 > 0x20 && $0 != 0x7f && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: ":") }
+    }
+}

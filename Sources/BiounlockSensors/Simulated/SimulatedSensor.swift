@@ -1,0 +1,179 @@
+import Glibc
+import BiounlockCore
+
+/// A fingerprint reader with no hardware: while verifying or enrolling it listens on a
+/// control socket and takes virtual_device's commands (`SCAN id`, `RETRY n`, `ERROR n`,
+/// `UNPLUG`, `SLEEP ms`), one per connection. A verify matches when the touched id is
+/// the data of an enrolled template; enrolment takes `enrollStages` touches of one id.
+///
+/// Security choices: the socket's directory must be root-owned and not writable by group or
+/// others (so nobody else can plant or replace the socket), and the socket itself is made 0600,
+/// so only root can act as the finger. The sensor runs on the caller's thread: no threads, no
+/// signals, every wait bounded by the transaction's deadline.
+public final class SimulatedSensor: FingerprintSensor {
+    public static let enrollStages = 5
+
+    let path: String
+    private var listener: Int32
+    private var pendingSleep = 0
+
+    private init(path: String, listener: Int32) {
+        self.path = path
+        self.listener = listener
+    }
+
+    deinit { close() }
+
+    /// Creates the control socket at `path` and starts listening.
+    public static func listen(at path: String) -> Result<SimulatedSensor, SensorUnavailable> {
+        guard let addr = UnixSocket.address(path) else {
+            return .failure(SensorUnavailable("sim_socket path is empty or longer than \(UnixSocket.maximumPathLength) bytes"))
+        }
+        if let problem = TrustedFiles.checkDirectory(TrustedFiles.parentDirectory(of: path)) {
+            return .failure(SensorUnavailable("sim_socket directory refused: \(problem)"))
+        }
+        // A socket left by an earlier transaction is replaced; anything else at the path is not ours.
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFSOCK else {
+                return .failure(SensorUnavailable("\(path) exists and is not a socket"))
+            }
+            unlink(path)
+        }
+        let fd = UnixSocket.makeSocket()
+        guard fd >= 0 else { return .failure(SensorUnavailable("socket: \(errnoDescription(errno))")) }
+        let bound = UnixSocket.withSockaddr(addr) { bind(fd, $0, $1) }
+        guard bound == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            return .failure(SensorUnavailable("bind \(path): \(errnoDescription(e))"))
+        }
+        guard chmod(path, 0o600) == 0, Glibc.listen(fd, 16) == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            unlink(path)
+            return .failure(SensorUnavailable("listen \(path): \(errnoDescription(e))"))
+        }
+        return .success(SimulatedSensor(path: path, listener: fd))
+    }
+
+    public func close() {
+        guard listener >= 0 else { return }
+        Glibc.close(listener)
+        listener = -1
+        unlink(path)
+    }
+
+    /// Accepts connections until one carries a valid command, or the deadline passes.
+    func nextCommand(until deadline: Deadline) -> SimCommand? {
+        while listener >= 0 {
+            guard UnixSocket.wait(listener, events: Int16(POLLIN), until: deadline) else { return nil }
+            // Glibc's module does not export accept4; set the flags right after accept.
+            let conn = accept(listener, nil, nil)
+            if conn < 0 {
+                if errno == EINTR || errno == EAGAIN || errno == ECONNABORTED { continue }
+                return nil
+            }
+            _ = fcntl(conn, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(conn, F_SETFL, fcntl(conn, F_GETFL) | O_NONBLOCK)
+            // A client gets at most one second to send its command.
+            let readDeadline = Deadline.after(milliseconds: min(1000, Int64(deadline.remaining())))
+            let message = UnixSocket.readMessage(conn, limit: SimCommand.maximumLength, deadline: readDeadline)
+            // Closing the connection is the reply: EOF tells the client the command was taken.
+            Glibc.close(conn)
+            guard let command = SimCommand(bytes: message) else { continue }
+            if case .sleep(let ms) = command {
+                pendingSleep += ms
+                continue
+            }
+            if pendingSleep > 0 {
+                UnixSocket.sleep(milliseconds: pendingSleep, until: deadline)
+                pendingSleep = 0
+                if deadline.hasPassed() { return nil }
+            }
+            return command
+        }
+        return nil
+    }
+
+    public func verify(against templates: [Template], deadline: Deadline) -> VerifyResult {
+        guard let command = nextCommand(until: deadline) else { return .timedOut }
+        switch command {
+        case .scan(let id):
+            if let template = templates.first(where: { $0.sensor == .simulated && $0.data == id }) {
+                return .match(template.finger)
+            }
+            return .noMatch
+        case .retry(let code):
+            return .retry(RetryReason(code: code))
+        case .error(let code):
+            return .unavailable(SensorUnavailable("simulated device error \(code)"))
+        case .unplug:
+            return .unavailable(SensorUnavailable("reader unplugged"))
+        case .sleep:
+            return .timedOut // unreachable: nextCommand consumes SLEEP
+        }
+    }
+
+    public func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable> {
+        var expected: [UInt8]?
+        var done = 0
+        while done < SimulatedSensor.enrollStages {
+            guard let command = nextCommand(until: deadline) else {
+                return .failure(SensorUnavailable("no touch in time (\(done)/\(SimulatedSensor.enrollStages) done)"))
+            }
+            switch command {
+            case .scan(let id):
+                if expected == nil || expected == id {
+                    expected = id
+                    done += 1
+                    progress(.stage(done: done, of: SimulatedSensor.enrollStages))
+                } else {
+                    progress(.differentFinger)
+                }
+            case .retry(let code):
+                progress(.retry(RetryReason(code: code)))
+            case .error(let code):
+                return .failure(SensorUnavailable("simulated device error \(code)"))
+            case .unplug:
+                return .failure(SensorUnavailable("reader unplugged"))
+            case .sleep:
+                continue
+            }
+        }
+        guard let expected else { return .failure(SensorUnavailable("no touch")) }
+        return .success(Template(finger: finger, sensor: .simulated, data: expected, created: SystemClock().now()))
+    }
+}
+
+/// The finger's side of the control socket (`biounlock sim …`, tests, the demo).
+public enum SimulatedFinger {
+    /// Connects to the sensor (retrying until it listens or `waitMilliseconds` pass), sends one
+    /// command, half-closes and waits for the sensor to close the connection (command taken).
+    public static func send(_ command: SimCommand, to path: String, waitMilliseconds: Int) -> Result<Void, SensorUnavailable> {
+        guard let addr = UnixSocket.address(path) else {
+            return .failure(SensorUnavailable("socket path is empty or longer than \(UnixSocket.maximumPathLength) bytes"))
+        }
+        let deadline = Deadline.after(milliseconds: Int64(waitMilliseconds))
+        var lastError: Int32 = 0
+        repeat {
+            let fd = UnixSocket.makeSocket()
+            guard fd >= 0 else { return .failure(SensorUnavailable("socket: \(errnoDescription(errno))")) }
+            var rc = UnixSocket.withSockaddr(addr) { connect(fd, $0, $1) }
+            if rc != 0 && errno == EINPROGRESS { rc = UnixSocket.wait(fd, events: Int16(POLLOUT), until: deadline) ? 0 : -1 }
+            if rc == 0 {
+                defer { Glibc.close(fd) }
+                guard UnixSocket.writeAll(fd, command.bytes, deadline: deadline) else {
+                    return .failure(SensorUnavailable("write: \(errnoDescription(errno))"))
+                }
+                shutdown(fd, Int32(SHUT_WR))
+                _ = UnixSocket.readMessage(fd, limit: 4096, deadline: deadline, quietMilliseconds: Int64(deadline.remaining()))
+                return .success(())
+            }
+            lastError = errno
+            Glibc.close(fd)
+            UnixSocket.sleep(milliseconds: 20, until: deadline)
+        } while !deadline.hasPassed()
+        return .failure(SensorUnavailable("no simulated sensor listening on \(path) (\(errnoDescription(lastError)))"))
+    }
+}

@@ -1,0 +1,143 @@
+import CSQLite
+import Glibc
+import BiounlockCore
+
+/// The one funnel for SQLite result codes: every failing call becomes a `StoreFailure`
+/// naming the call and SQLite's message. Bound values never appear in it.
+@inline(__always)
+func check(_ rc: Int32, _ call: StaticString, _ db: OpaquePointer?) throws(StoreFailure) {
+    guard rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE else {
+        let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "code \(rc)"
+        throw StoreFailure("\(call) failed: \(message) (\(rc))")
+    }
+}
+
+/// Owns one sqlite3 connection; closes it in deinit.
+final class Connection {
+    let handle: OpaquePointer
+
+    init(path: String, flags: Int32) throws(StoreFailure) {
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "code \(rc)"
+            if let db { sqlite3_close_v2(db) }
+            throw StoreFailure("cannot open \(path): \(message)")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func execute(_ sql: String) throws(StoreFailure) {
+        try check(sqlite3_exec(handle, sql, nil, nil, nil), "sqlite3_exec", handle)
+    }
+
+    func prepare(_ sql: String) throws(StoreFailure) -> Statement {
+        try Statement(self, sql)
+    }
+
+    /// Runs `body` in a transaction. IMMEDIATE takes the write lock up front, so two writers
+    /// never deadlock upgrading read locks; the busy timeout bounds the wait.
+    func transaction<T>(immediate: Bool = true, _ body: () throws(StoreFailure) -> T) throws(StoreFailure) -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+}
+
+/// A prepared statement; finalized in deinit.
+final class Statement {
+    let connection: Connection
+    let handle: OpaquePointer
+
+    init(_ connection: Connection, _ sql: String) throws(StoreFailure) {
+        var stmt: OpaquePointer?
+        try check(sqlite3_prepare_v2(connection.handle, sql, -1, &stmt, nil), "sqlite3_prepare_v2", connection.handle)
+        guard let stmt else { throw StoreFailure("sqlite3_prepare_v2 returned no statement") }
+        self.connection = connection
+        self.handle = stmt
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    @discardableResult
+    func bind(_ values: [SQLValue]) throws(StoreFailure) -> Statement {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case .int(let n): rc = sqlite3_bind_int64(handle, index, n)
+            case .text(let s):
+                rc = s.withCString { biounlock_sqlite3_bind_text(handle, index, $0, Int32(clamping: strlen($0))) }
+            case .blob(let bytes):
+                rc = bytes.withUnsafeBytes { biounlock_sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(clamping: $0.count)) }
+            }
+            try check(rc, "sqlite3_bind", connection.handle)
+        }
+        return self
+    }
+
+    /// Steps once: true when a row is available.
+    func step() throws(StoreFailure) -> Bool {
+        let rc = sqlite3_step(handle)
+        try check(rc, "sqlite3_step", connection.handle)
+        return rc == SQLITE_ROW
+    }
+
+    /// Steps to completion, ignoring rows.
+    func run() throws(StoreFailure) {
+        while try step() {}
+    }
+
+    /// Collects every row through `read`.
+    func rows<T>(_ read: (Row) -> T?) throws(StoreFailure) -> [T] {
+        var out: [T] = []
+        while try step() {
+            if let value = read(Row(handle: handle)) { out.append(value) }
+        }
+        return out
+    }
+}
+
+enum SQLValue {
+    case null
+    case int(Int64)
+    case text(String)
+    case blob([UInt8])
+
+    static func int(_ n: Int) -> SQLValue { .int(Int64(n)) }
+    static func optional(_ n: Int64?) -> SQLValue { n.map { .int($0) } ?? .null }
+}
+
+/// Typed, non-trapping access to the current row: a column of the wrong type reads as nil.
+struct Row {
+    let handle: OpaquePointer
+
+    func int(_ column: Int32) -> Int64? {
+        sqlite3_column_type(handle, column) == SQLITE_INTEGER ? sqlite3_column_int64(handle, column) : nil
+    }
+
+    func text(_ column: Int32) -> String? {
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT, let p = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: p, count: count), as: UTF8.self)
+    }
+
+    func blob(_ column: Int32) -> [UInt8]? {
+        guard sqlite3_column_type(handle, column) == SQLITE_BLOB else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let p = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: count))
+    }
+}

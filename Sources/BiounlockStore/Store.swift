@@ -1,0 +1,257 @@
+import CSQLite
+import Glibc
+import BiounlockCore
+
+/// The biounlock store: one root-only SQLite file with settings, templates, passcode hashes,
+/// counters and the audit log.
+///
+/// Security choices:
+/// - The module opens an existing store only (never creates one), read-write, with
+///   SQLITE_OPEN_NOFOLLOW, after checking that the file, its directory and any -wal/-shm/-journal
+///   file are root-owned, not group/world-writable and not symlinks. Anything else is
+///   "unavailable" (PAM_AUTHINFO_UNAVAIL), never success or ignore.
+/// - The CLI creates the directory 0700 and the file 0600 with O_EXCL before SQLite touches it, so
+///   the caller's umask never decides the mode. SQLite gives -wal/-shm the database file's mode.
+/// - Waits for locks are bounded by the busy timeout; then the caller falls back.
+public final class Store: AuthStore {
+    public enum Mode {
+        /// The PAM module: existing store only, exact schema version, trust checks.
+        case authenticate
+        /// The admin CLI: creates the store if needed and applies migrations.
+        case administer
+    }
+
+    /// Longest wait for another writer before giving up (the module then falls back).
+    public static let busyTimeoutMilliseconds: Int32 = 2000
+
+    let connection: Connection
+    public let path: String
+
+    private init(connection: Connection, path: String) {
+        self.connection = connection
+        self.path = path
+    }
+
+    public static func open(path: String, mode: Mode) throws(StoreFailure) -> Store {
+        switch mode {
+        case .authenticate:
+            if let problem = trustProblem(path: path) { throw StoreFailure(problem.description) }
+        case .administer:
+            try createIfMissing(path: path)
+        }
+        let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+        try check(sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds), "sqlite3_busy_timeout", connection.handle)
+        try connection.execute("PRAGMA foreign_keys = ON")
+        let store = Store(connection: connection, path: path)
+        let version = try store.schemaVersion()
+        switch mode {
+        case .authenticate:
+            if version > Schema.currentVersion {
+                throw StoreFailure("\(path) has schema version \(version), newer than this module (\(Schema.currentVersion)); upgrade biounlock")
+            }
+            if version < Schema.currentVersion {
+                throw StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
+            }
+        case .administer:
+            try store.migrate(from: version)
+        }
+        return store
+    }
+
+    /// Why the module must not use the store at `path`, or nil when it may.
+    public static func trustProblem(path: String) -> FileTrustProblem? {
+        if let problem = TrustedFiles.checkFile(path) { return problem }
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let side = path + suffix
+            switch TrustedFiles.checkFile(side) {
+            case nil, .missing?: continue
+            case let problem?: return problem
+            }
+        }
+        return nil
+    }
+
+    static func createIfMissing(path: String) throws(StoreFailure) {
+        let directory = TrustedFiles.parentDirectory(of: path)
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw StoreFailure("cannot create \(directory): \(errnoDescription(errno))")
+        }
+        if let problem = TrustedFiles.checkDirectory(directory) { throw StoreFailure(problem.description) }
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            fchmod(fd, 0o600)
+            close(fd)
+        } else if errno != EEXIST {
+            throw StoreFailure("cannot create \(path): \(errnoDescription(errno))")
+        }
+        if let problem = TrustedFiles.checkFile(path) { throw StoreFailure(problem.description) }
+    }
+
+    func schemaVersion() throws(StoreFailure) -> Int {
+        let stmt = try connection.prepare("PRAGMA user_version")
+        guard try stmt.step() else { return 0 }
+        return Int(Row(handle: stmt.handle).int(0) ?? 0)
+    }
+
+    func migrate(from version: Int) throws(StoreFailure) {
+        guard version <= Schema.currentVersion else {
+            throw StoreFailure("\(path) has schema version \(version), newer than this biounlock (\(Schema.currentVersion)); upgrade biounlock")
+        }
+        if version == 0 {
+            // WAL lets authentications read while the CLI writes; persistent in the file.
+            try connection.execute("PRAGMA journal_mode = WAL")
+        }
+        for index in version..<Schema.currentVersion {
+            try connection.transaction { () throws(StoreFailure) in
+                // Re-read inside the write lock: another process may have migrated meanwhile.
+                guard try schemaVersion() == index else { return }
+                try connection.execute(Schema.migrations[index])
+                try connection.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+
+    // MARK: AuthStore (the module's path)
+
+    public func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
+        try connection.transaction(immediate: false) { () throws(StoreFailure) -> UserRecord? in
+            let users = try connection.prepare("""
+                SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure
+                FROM users WHERE name = ?
+                """).bind([.text(name)])
+            guard try users.step() else { return nil }
+            let row = Row(handle: users.handle)
+            var record = UserRecord(name: name)
+            record.enabled = (row.int(0) ?? 0) != 0
+            if let hash = row.text(1), let kind = row.text(2).flatMap(PasscodeKind.init(rawValue:)) {
+                record.passcode = StoredPasscode(hash: hash, kind: kind)
+            }
+            record.biometricFailures = Int(clamping: row.int(3) ?? 0)
+            record.passcodeFailures = Int(clamping: row.int(4) ?? 0)
+            record.lastSuccess = row.int(5)
+            record.lastFailure = row.int(6)
+
+            let overrides = try connection.prepare("SELECT service, enabled FROM service_overrides WHERE user = ?").bind([.text(name)])
+            for (service, enabled) in try overrides.rows({ r -> (String, Bool)? in
+                guard let s = r.text(0), let e = r.int(1) else { return nil }
+                return (s, e != 0)
+            }) {
+                record.serviceOverrides[service] = enabled
+            }
+            record.templates = try templates(user: name)
+            return record
+        }
+    }
+
+    public func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) {
+        // One statement, so concurrent transactions each add exactly one.
+        try connection.prepare("""
+            INSERT INTO users(name, bio_failures, last_failure, created) VALUES (?1, 1, ?2, ?2)
+            ON CONFLICT(name) DO UPDATE SET bio_failures = bio_failures + 1, last_failure = ?2
+            """).bind([.text(user), .int(time)]).run()
+    }
+
+    public func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) {
+        try connection.prepare("""
+            INSERT INTO users(name, passcode_failures, last_failure, created) VALUES (?1, 1, ?2, ?2)
+            ON CONFLICT(name) DO UPDATE SET passcode_failures = passcode_failures + 1, last_failure = ?2
+            """).bind([.text(user), .int(time)]).run()
+    }
+
+    public func recordSuccess(user: String, method: AuthMethod, at time: Int64) throws(StoreFailure) {
+        let sql = method == .passcode
+            ? "UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2 WHERE name = ?1"
+            : "UPDATE users SET bio_failures = 0, last_success = ?2 WHERE name = ?1"
+        try connection.prepare(sql).bind([.text(user), .int(time)]).run()
+    }
+
+    public func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
+        try connection.prepare("""
+            INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """).bind([.int(event.time), .text(event.user), .text(event.service), .text(event.tty), .text(event.rhost),
+                       .text(event.method.rawValue), .text(event.outcome), .text(event.reason)]).run()
+    }
+
+    // MARK: administration (the CLI's path)
+
+    func templates(user: String) throws(StoreFailure) -> [Template] {
+        try connection.prepare("""
+            SELECT finger, sensor, data, driver, device, created FROM templates WHERE user = ? ORDER BY created, finger
+            """).bind([.text(user)]).rows { r -> Template? in
+            // Rows that do not parse are skipped, never trusted.
+            guard let finger = r.text(0).flatMap(Finger.init(name:)),
+                  let sensor = r.text(1).flatMap(SensorKind.init(rawValue:)),
+                  let data = r.blob(2), !data.isEmpty else { return nil }
+            return Template(finger: finger, sensor: sensor, data: data, driver: r.text(3) ?? "",
+                            device: r.text(4) ?? "", created: r.int(5) ?? 0)
+        }
+    }
+
+    /// Every user with a row, sorted by name.
+    public func userNames() throws(StoreFailure) -> [String] {
+        try connection.prepare("SELECT name FROM users ORDER BY name").rows { $0.text(0) }
+    }
+
+    func ensureUser(_ user: String, at time: Int64) throws(StoreFailure) {
+        try connection.prepare("INSERT OR IGNORE INTO users(name, created) VALUES (?, ?)").bind([.text(user), .int(time)]).run()
+    }
+
+    /// Turns biometric unlock on or off for `user`, or for one PAM service when `service` is set.
+    public func setEnabled(_ enabled: Bool, user: String, service: String?, at time: Int64) throws(StoreFailure) {
+        try connection.transaction { () throws(StoreFailure) in
+            try ensureUser(user, at: time)
+            if let service {
+                try connection.prepare("""
+                    INSERT INTO service_overrides(user, service, enabled) VALUES (?, ?, ?)
+                    ON CONFLICT(user, service) DO UPDATE SET enabled = excluded.enabled
+                    """).bind([.text(user), .text(service), .int(enabled ? 1 : 0)]).run()
+            } else {
+                try connection.prepare("UPDATE users SET enabled = ? WHERE name = ?").bind([.int(enabled ? 1 : 0), .text(user)]).run()
+            }
+        }
+    }
+
+    /// Stores `template`, replacing the same finger on the same sensor in one transaction.
+    public func saveTemplate(_ template: Template, user: String) throws(StoreFailure) {
+        try connection.transaction { () throws(StoreFailure) in
+            try ensureUser(user, at: template.created)
+            try connection.prepare("""
+                INSERT OR REPLACE INTO templates(user, finger, sensor, driver, device, data, created) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """).bind([.text(user), .text(template.finger.name), .text(template.sensor.rawValue), .text(template.driver),
+                           .text(template.device), .blob(template.data), .int(template.created)]).run()
+        }
+    }
+
+    /// Removes one finger (or all when nil); returns how many templates went.
+    @discardableResult
+    public func deleteTemplates(user: String, finger: Finger?) throws(StoreFailure) -> Int {
+        if let finger {
+            try connection.prepare("DELETE FROM templates WHERE user = ? AND finger = ?").bind([.text(user), .text(finger.name)]).run()
+        } else {
+            try connection.prepare("DELETE FROM templates WHERE user = ?").bind([.text(user)]).run()
+        }
+        return connection.changes
+    }
+
+    public func setPasscode(_ passcode: StoredPasscode?, user: String, at time: Int64) throws(StoreFailure) {
+        try connection.transaction { () throws(StoreFailure) in
+            try ensureUser(user, at: time)
+            try connection.prepare("UPDATE users SET passcode_hash = ?, passcode_kind = ?, passcode_failures = 0 WHERE name = ?")
+                .bind([passcode.map { .text($0.hash) } ?? .null, passcode.map { .text($0.kind.rawValue) } ?? .null, .text(user)]).run()
+        }
+    }
+
+    /// The newest audit events first.
+    public func recentEvents(user: String? = nil, limit: Int = 50) throws(StoreFailure) -> [AuditEvent] {
+        let filter = user == nil ? "" : "WHERE user = ?2"
+        var values: [SQLValue] = [.int(limit)]
+        if let user { values.append(.text(user)) }
+        return try connection.prepare("""
+            SELECT time, user, service, tty, rhost, method, outcome, reason FROM events \(filter) ORDER BY id DESC LIMIT ?1
+            """).bind(values).rows { r in
+            AuditEvent(time: r.int(0) ?? 0, user: r.text(1) ?? "", service: r.text(2) ?? "", tty: r.text(3) ?? "",
+                       rhost: r.text(4) ?? "", method: r.text(5).flatMap(AuthMethod.init(rawValue:)) ?? .none,
+                       outcome: r.text(6) ?? "", reason: r.text(7) ?? "")
+        }
+    }
+}

@@ -1,0 +1,14 @@
+// Shims for sqlite3 macros Swift cannot import.
+#ifndef BIOUNLOCK_CSQLITE_SHIM_H
+#define BIOUNLOCK_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+/// sqlite3_bind_text / _blob with SQLITE_TRANSIENT (a function-pointer cast macro):
+/// SQLite copies the bytes before returning, so Swift buffers may be freed right after.
+static inline int biounlock_sqlite3_bind_text(sqlite3_stmt *stmt, int index, const char *text, int length) {
+    return sqlite3_bind_text(stmt, index, text, length, SQLITE_TRANSIENT);
+}
+static inline int biounlock_sqlite3_bind_blob(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
+}
+#endif

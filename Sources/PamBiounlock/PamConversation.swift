@@ -1,0 +1,38 @@
+import CPAM
+import Glibc
+import BiounlockCore
+
+/// The PAM conversation, as the policy chain sees it.
+///
+/// Security choices: an answer is copied straight from the conversation's C buffer into a
+/// zeroing `Secret` (never a String); the C buffer is wiped with explicit_bzero and freed on
+/// every path. A failed conversation, a NULL answer, or an answer over 512 bytes is never
+/// treated as a passcode.
+final class PamConversation: Conversation {
+    let pamh: OpaquePointer
+
+    init(_ pamh: OpaquePointer) { self.pamh = pamh }
+
+    func info(_ text: String) {
+        _ = biounlock_pam_prompt(pamh, PAM_TEXT_INFO, nil, text)
+    }
+
+    func error(_ text: String) {
+        _ = biounlock_pam_prompt(pamh, PAM_ERROR_MSG, nil, text)
+    }
+
+    func promptSecret(_ prompt: String) -> ConversationReply {
+        var response: UnsafeMutablePointer<CChar>?
+        let rc = biounlock_pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &response, prompt)
+        guard let response else { return .failed }
+        defer {
+            explicit_bzero(response, strlen(response))
+            free(response)
+        }
+        guard rc == PAM_SUCCESS else { return .failed }
+        let length = strnlen(response, Secret.maximumLength + 1)
+        if length == 0 { return .empty }
+        guard let secret = Secret(copying: response, count: length) else { return .tooLong }
+        return .answer(secret)
+    }
+}

@@ -1,0 +1,105 @@
+/*
+ * pam-harness: runs one real PAM transaction through libpam with pam_start_confdir, so tests
+ * load the built pam_biounlock.so exactly as sudo would, without touching /etc/pam.d.
+ *
+ *   pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]
+ *
+ * Conversation: every message is printed as "INFO: ...", "ERROR: ...", "PROMPT_OFF: ..." or
+ * "PROMPT_ON: ..."; prompts take the next --answer in order. Special answers:
+ *   @NULL    a response whose text is NULL
+ *   @NORESP  PAM_SUCCESS with a NULL response array
+ *   @FAIL    the conversation returns PAM_CONV_ERR
+ *   @BIG     1 MiB of 'a'
+ * When the answers run out, prompts get a NULL text (like libpamtest).
+ * The last line is "RESULT <code> <NAME>"; with --setcred also "SETCRED <code> <NAME>".
+ */
+#include <security/pam_appl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *answers[64];
+static int answer_count = 0;
+static int next_answer = 0;
+
+static const char *code_name(int code) {
+    switch (code) {
+    case PAM_SUCCESS: return "PAM_SUCCESS";
+    case PAM_IGNORE: return "PAM_IGNORE";
+    case PAM_AUTHINFO_UNAVAIL: return "PAM_AUTHINFO_UNAVAIL";
+    case PAM_MAXTRIES: return "PAM_MAXTRIES";
+    case PAM_AUTH_ERR: return "PAM_AUTH_ERR";
+    case PAM_USER_UNKNOWN: return "PAM_USER_UNKNOWN";
+    case PAM_CONV_ERR: return "PAM_CONV_ERR";
+    case PAM_SERVICE_ERR: return "PAM_SERVICE_ERR";
+    case PAM_SYSTEM_ERR: return "PAM_SYSTEM_ERR";
+    case PAM_PERM_DENIED: return "PAM_PERM_DENIED";
+    case PAM_MODULE_UNKNOWN: return "PAM_MODULE_UNKNOWN";
+    case PAM_ABORT: return "PAM_ABORT";
+    case PAM_INCOMPLETE: return "PAM_INCOMPLETE";
+    case PAM_CRED_ERR: return "PAM_CRED_ERR";
+    default: return "OTHER";
+    }
+}
+
+static int conversation(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
+    (void)data;
+    struct pam_response *out = calloc((size_t)n, sizeof *out);
+    if (!out) return PAM_BUF_ERR;
+    for (int i = 0; i < n; i++) {
+        const char *text = msg[i]->msg ? msg[i]->msg : "(null)";
+        switch (msg[i]->msg_style) {
+        case PAM_TEXT_INFO: printf("INFO: %s\n", text); break;
+        case PAM_ERROR_MSG: printf("ERROR: %s\n", text); break;
+        case PAM_PROMPT_ECHO_OFF:
+        case PAM_PROMPT_ECHO_ON: {
+            printf("%s: %s\n", msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ? "PROMPT_OFF" : "PROMPT_ON", text);
+            const char *answer = next_answer < answer_count ? answers[next_answer++] : NULL;
+            if (answer && strcmp(answer, "@FAIL") == 0) { free(out); fflush(stdout); return PAM_CONV_ERR; }
+            if (answer && strcmp(answer, "@NORESP") == 0) { free(out); *resp = NULL; fflush(stdout); return PAM_SUCCESS; }
+            if (answer && strcmp(answer, "@BIG") == 0) {
+                size_t size = 1 << 20;
+                out[i].resp = malloc(size + 1);
+                if (out[i].resp) { memset(out[i].resp, 'a', size); out[i].resp[size] = 0; }
+            } else if (answer && strcmp(answer, "@NULL") != 0) {
+                out[i].resp = strdup(answer);
+            }
+            break;
+        }
+        default: printf("OTHER: %s\n", text); break;
+        }
+    }
+    fflush(stdout);
+    *resp = out;
+    return PAM_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+    const char *confdir = NULL, *service = NULL, *user = NULL;
+    int flags = 0, setcred = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--confdir") == 0 && i + 1 < argc) confdir = argv[++i];
+        else if (strcmp(argv[i], "--service") == 0 && i + 1 < argc) service = argv[++i];
+        else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) user = argv[++i];
+        else if (strcmp(argv[i], "--answer") == 0 && i + 1 < argc && answer_count < 64) answers[answer_count++] = argv[++i];
+        else if (strcmp(argv[i], "--silent") == 0) flags |= PAM_SILENT;
+        else if (strcmp(argv[i], "--setcred") == 0) setcred = 1;
+        else { fprintf(stderr, "pam-harness: unknown or incomplete argument %s\n", argv[i]); return 64; }
+    }
+    if (!confdir || !service || !user) {
+        fprintf(stderr, "usage: pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]\n");
+        return 64;
+    }
+    struct pam_conv conv = { conversation, NULL };
+    pam_handle_t *pamh = NULL;
+    int rc = pam_start_confdir(service, user, &conv, confdir, &pamh);
+    if (rc != PAM_SUCCESS) { printf("START %d %s\n", rc, code_name(rc)); return 2; }
+    rc = pam_authenticate(pamh, flags);
+    printf("RESULT %d %s\n", rc, code_name(rc));
+    if (setcred) {
+        int cr = pam_setcred(pamh, PAM_ESTABLISH_CRED);
+        printf("SETCRED %d %s\n", cr, code_name(cr));
+    }
+    pam_end(pamh, rc);
+    return 0;
+}
