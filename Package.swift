@@ -59,6 +59,8 @@ let package = Package(
         .executableTarget(
             name: "biounlock",
             dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"],
+            // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
+            swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
         ),
 

@@ -1,0 +1,28 @@
+/// What `biounlock enable` checks before turning biometric unlock on, like the seed's settings
+/// toggle that first asks canEvaluatePolicy: the toggle stays off and the admin is told the
+/// exact command that fixes each gap.
+public enum EnableCheck {
+    public struct Refusal: Equatable, Sendable {
+        public let problem: String
+        /// The command that fixes it, ready to copy.
+        public let fix: String
+    }
+
+    /// - Parameters:
+    ///   - record: the user's row, or nil when the store has none yet.
+    ///   - globals: the CLI's global options as typed (e.g. `--db /x`), repeated in each fix.
+    public static func refusals(user: String, record: UserRecord?, options: Options, globals: [String]) -> [Refusal] {
+        let prefix = (["biounlock"] + globals).joined(separator: " ")
+        var out: [Refusal] = []
+        let fingers = record?.templates.filter { $0.sensor == options.sensor } ?? []
+        if fingers.isEmpty {
+            out.append(Refusal(problem: "no finger is enrolled for \(user) on the \(options.sensor.rawValue) sensor",
+                               fix: "\(prefix) enrol \(user) --finger \(Finger.default.name)"))
+        }
+        if options.policy == .biometricsOrPasscode && record?.passcode == nil {
+            out.append(Refusal(problem: "no passcode is set for \(user) (policy \(options.policy.rawValue) falls back to it)",
+                               fix: "\(prefix) passcode set \(user) --kind pin"))
+        }
+        return out
+    }
+}

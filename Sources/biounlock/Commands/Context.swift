@@ -1,0 +1,53 @@
+import Glibc
+import BiounlockCore
+import BiounlockStore
+
+/// What every command needs: the effective options and a way to reach the store.
+struct Context {
+    let options: Options
+    let invocation: Invocation
+
+    init(_ invocation: Invocation) throws(CommandFailure) {
+        self.invocation = invocation
+        switch Configuration.load(arguments: invocation.globals.words) {
+        case .failure(let failure):
+            throw CommandFailure("\(failure)")
+        case .success(let loaded):
+            for d in loaded.diagnostics { Output.error("warning: \(d)") }
+            for n in loaded.notes { Output.error("note: \(n)") }
+            options = loaded.options
+        }
+    }
+
+    /// Opens (creating and migrating if needed) the store for administration.
+    func openStore() throws(CommandFailure) -> Store {
+        do {
+            return try Store.open(path: options.storePath, mode: .administer)
+        } catch {
+            throw CommandFailure("cannot open the store: \(error)")
+        }
+    }
+
+    /// Whether a store file exists yet (read commands do not create one).
+    var storeExists: Bool { access(options.storePath, F_OK) == 0 }
+
+    /// The account for USER, or a failure naming the problem.
+    func account(_ name: String) throws(CommandFailure) -> Account {
+        guard let account = Accounts.lookup(name) else {
+            throw CommandFailure("no such user '\(sanitizedForLog(name))' on this system")
+        }
+        return account
+    }
+
+    /// A suggested command with the same global options the admin typed.
+    func suggest(_ rest: String) -> String {
+        (["biounlock"] + invocation.globals.typed + [rest]).joined(separator: " ")
+    }
+
+    func now() -> Int64 { SystemClock().now() }
+}
+
+/// Runs a store call, turning its failure into a command failure.
+func storeCall<T>(_ what: String, _ body: () throws(StoreFailure) -> T) throws(CommandFailure) -> T {
+    do { return try body() } catch { throw CommandFailure("\(what): \(error)") }
+}

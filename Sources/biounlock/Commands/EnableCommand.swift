@@ -1,0 +1,41 @@
+import BiounlockCore
+
+/// `biounlock enable|disable USER [--service S]`: the "biometric unlock" toggle.
+enum EnableCommand {
+    static let serviceOption = OptionSpec(name: "--service", value: "S", help: "only for this PAM service (e.g. sudo)")
+
+    static let enable = CommandSpec(
+        path: ["enable"], positionals: [("USER", false)], options: [serviceOption],
+        abstract: "Turn biometric unlock on for USER.",
+        discussion: "Refuses, naming the command to run, while no finger is enrolled or (policy biometrics-or-passcode) no passcode is set.",
+        writes: true, run: { try run($0, enabled: true) })
+
+    static let disable = CommandSpec(
+        path: ["disable"], positionals: [("USER", false)], options: [serviceOption],
+        abstract: "Turn biometric unlock off for USER.", discussion: "",
+        writes: true, run: { try run($0, enabled: false) })
+
+    static func run(_ invocation: Invocation, enabled: Bool) throws -> Int32 {
+        let context = try Context(invocation)
+        let account = try context.account(invocation.positionals[0])
+        let service = invocation.value("--service")
+        if let service, !Accounts.isPlausibleName(service) {
+            throw UsageError("'\(sanitizedForLog(service))' is not a PAM service name", command: invocation.spec)
+        }
+        let store = try context.openStore()
+        if enabled {
+            let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
+            let refusals = EnableCheck.refusals(user: account.name, record: record, options: context.options, globals: invocation.globals.typed)
+            if !refusals.isEmpty {
+                var message = "biometric unlock stays off for \(account.name):"
+                for r in refusals { message += "\n  - \(r.problem)\n    run: \(r.fix)" }
+                throw CommandFailure(message)
+            }
+        }
+        try storeCall("cannot change the setting") { () throws(StoreFailure) in
+            try store.setEnabled(enabled, user: account.name, service: service, at: context.now())
+        }
+        Output.line("Biometric unlock \(enabled ? "on" : "off") for \(account.name)\(service.map { " (service \($0))" } ?? "").")
+        return 0
+    }
+}

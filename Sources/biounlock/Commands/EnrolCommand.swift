@@ -1,0 +1,56 @@
+import BiounlockCore
+import BiounlockSensors
+
+/// `biounlock enrol USER [--finger F]`: takes the enrolment touches and stores the template.
+enum EnrolCommand {
+    static let spec = CommandSpec(
+        path: ["enrol"], positionals: [("USER", false)],
+        options: [OptionSpec(name: "--finger", value: "F", help: "finger to enrol (default \(Finger.default.name))"),
+                  OptionSpec(name: "--timeout", value: "SECONDS", help: "how long to wait for the touches (default 60)")],
+        abstract: "Enrol a finger for USER.",
+        discussion: "Touch the reader \(SimulatedSensor.enrollStages) times with the same finger. Re-enrolling a finger replaces it.",
+        writes: true, run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let context = try Context(invocation)
+        let account = try context.account(invocation.positionals[0])
+        let fingerName = invocation.value("--finger") ?? Finger.default.name
+        guard let finger = Finger(name: fingerName) else {
+            throw UsageError("unknown finger '\(fingerName)'; use one of: \(Finger.allCases.map(\.name).joined(separator: ", "))", command: spec)
+        }
+        var seconds = 60
+        if let text = invocation.value("--timeout") {
+            guard let n = Int(text), (1...600).contains(n) else { throw UsageError("--timeout takes 1-600 seconds", command: spec) }
+            seconds = n
+        }
+        let store = try context.openStore()
+
+        let sensor: FingerprintSensor
+        switch Sensors().open(context.options) {
+        case .success(let s): sensor = s
+        case .failure(let why): throw CommandFailure("reader not available: \(why)")
+        }
+        defer { sensor.close() }
+
+        Output.progress("Enrolling \(finger.name) for \(account.name): touch the reader \(SimulatedSensor.enrollStages) times.")
+        let result = sensor.enroll(finger: finger, deadline: .after(milliseconds: Int64(seconds) * 1000)) { event in
+            switch event {
+            case .stage(let done, let total): Output.progress("touch \(done)/\(total)")
+            case .retry(let reason): Output.progress(Messages.retry(reason))
+            case .differentFinger: Output.progress("That was a different finger: touch again with the same one.")
+            }
+        }
+        switch result {
+        case .failure(let why):
+            throw CommandFailure("enrolment failed: \(why); nothing was stored")
+        case .success(let template):
+            try storeCall("cannot store the template") { () throws(StoreFailure) in try store.saveTemplate(template, user: account.name) }
+        }
+        Output.line("Enrolled \(finger.name) for \(account.name).")
+        let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
+        if record?.enabled != true {
+            Output.line("Turn biometric unlock on with: \(context.suggest("enable \(account.name)"))")
+        }
+        return 0
+    }
+}

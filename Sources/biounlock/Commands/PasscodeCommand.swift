@@ -1,0 +1,58 @@
+import Glibc
+import BiounlockCore
+
+/// `biounlock passcode set|clear USER`: biounlock's own passcode (Argon2id), the fallback
+/// under policy=biometrics-or-passcode.
+enum PasscodeCommand {
+    static let set = CommandSpec(
+        path: ["passcode", "set"], positionals: [("USER", false)],
+        options: [OptionSpec(name: "--kind", value: "KIND", help: "pin (digits, at least 4) or password (at least 6); default pin"),
+                  OptionSpec(name: "--stdin", value: nil, help: "read the passcode from one line of standard input")],
+        abstract: "Set USER's passcode.",
+        discussion: "From a terminal the passcode is asked twice, without echo. It is stored only as an Argon2id hash.",
+        writes: true, run: runSet)
+
+    static let clear = CommandSpec(
+        path: ["passcode", "clear"], positionals: [("USER", false)], options: [],
+        abstract: "Remove USER's passcode.", discussion: "", writes: true, run: runClear)
+
+    static func runSet(_ invocation: Invocation) throws -> Int32 {
+        let context = try Context(invocation)
+        let account = try context.account(invocation.positionals[0])
+        let kindName = invocation.value("--kind") ?? PasscodeKind.pin.rawValue
+        guard let kind = PasscodeKind(rawValue: kindName) else {
+            throw UsageError("unknown kind '\(kindName)'; use pin or password", command: set)
+        }
+        let secret: Secret
+        if invocation.has("--stdin") {
+            secret = try SecretInput.readLine(fd: STDIN_FILENO)
+        } else {
+            guard isatty(STDIN_FILENO) != 0 else {
+                throw UsageError("standard input is not a terminal; pass --stdin to read the passcode from it", command: set)
+            }
+            let noun = kind == .pin ? "PIN" : "password"
+            secret = try SecretInput.prompt("New \(noun) for \(account.name): ")
+            if let problem = kind.problem(with: secret) { throw CommandFailure("passcode not set: \(problem)") }
+            let again = try SecretInput.prompt("Repeat the \(noun): ")
+            guard secret.constantTimeEquals(again) else { throw CommandFailure("passcode not set: the two entries differ") }
+        }
+        if let problem = kind.problem(with: secret) { throw CommandFailure("passcode not set: \(problem)") }
+        let hash: String
+        do { hash = try Passcode.hash(secret) } catch { throw CommandFailure("cannot hash the passcode: \(error)") }
+        let store = try context.openStore()
+        try storeCall("cannot store the passcode") { () throws(StoreFailure) in
+            try store.setPasscode(StoredPasscode(hash: hash, kind: kind), user: account.name, at: context.now())
+        }
+        Output.line("Passcode (\(kind.rawValue)) set for \(account.name).")
+        return 0
+    }
+
+    static func runClear(_ invocation: Invocation) throws -> Int32 {
+        let context = try Context(invocation)
+        let name = invocation.positionals[0]
+        let store = try context.openStore()
+        try storeCall("cannot clear the passcode") { () throws(StoreFailure) in try store.setPasscode(nil, user: name, at: context.now()) }
+        Output.line("Passcode cleared for \(name).")
+        return 0
+    }
+}

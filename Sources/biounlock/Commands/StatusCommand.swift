@@ -1,0 +1,38 @@
+import BiounlockCore
+import BiounlockStore
+
+/// `biounlock status [USER] [--json]`: what the store holds, never a hash or a template.
+enum StatusCommand {
+    static let spec = CommandSpec(
+        path: ["status"], positionals: [("USER", true)], options: [],
+        abstract: "Show biometric unlock settings, fingers, passcode kind and counters.",
+        discussion: "With --json the output has the shape documented in the README.",
+        writes: false, run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let context = try Context(invocation)
+        let name = invocation.positionals.first
+        var records: [UserRecord] = []
+        if context.storeExists {
+            let store = try context.openStore()
+            let names = try name.map { [$0] } ?? storeCall("cannot read the store") { () throws(StoreFailure) in try store.userNames() }
+            for n in names {
+                if let r = try storeCall("cannot read the store", { () throws(StoreFailure) in try store.loadUser(n) }) {
+                    records.append(r)
+                } else if name != nil {
+                    records.append(UserRecord(name: n))
+                }
+            }
+        } else if let name {
+            records.append(UserRecord(name: name))
+        }
+        if invocation.globals.json {
+            Output.line(StatusReport.json(store: context.options.storePath, users: records).serialized())
+        } else if records.isEmpty {
+            Output.line("No users have biometric unlock set up (store: \(context.options.storePath)).")
+        } else {
+            Output.line(records.map(StatusReport.text(user:)).joined(separator: "\n\n"))
+        }
+        return 0
+    }
+}
