@@ -21,8 +21,7 @@ public enum Finger: Int, CaseIterable, Sendable {
 
     /// Accepts `right-index-finger`, `right-index`, and `right-thumb`.
     public init?(name: String) {
-        let normalized = name.hasSuffix("-finger") ? String(name.dropLast("-finger".count)) : name
-        guard let match = Finger.allCases.first(where: { $0.name == name || $0.name == normalized + "-finger" || $0.name == normalized }) else {
+        guard let match = Finger.allCases.first(where: { $0.name == name || $0.name == name + "-finger" }) else {
             return nil
         }
         self = match

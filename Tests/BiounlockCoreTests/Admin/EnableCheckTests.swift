@@ -1,0 +1,23 @@
+import XCTest
+import BiounlockCore
+
+final class EnableCheckTests: XCTestCase {
+    func testRefusesWithTheExactCommandToRun() {
+        var options = Options()
+        options.sensor = .simulated
+        let refusals = EnableCheck.refusals(user: "alice", record: nil, options: options, globals: ["--db", "/tmp/x.db"])
+        XCTAssertEqual(refusals.map(\.fix), ["biounlock --db /tmp/x.db enrol alice --finger right-index-finger",
+                                            "biounlock --db /tmp/x.db passcode set alice --kind pin"])
+    }
+
+    func testBiometricsPolicyNeedsNoPasscode() {
+        var options = Options()
+        options.sensor = .simulated
+        options.policy = .biometrics
+        let record = UserRecord(name: "alice", templates: [Template(finger: .rightIndex, sensor: .simulated, data: [1], created: 0)])
+        XCTAssertEqual(EnableCheck.refusals(user: "alice", record: record, options: options, globals: []), [])
+        options.sensor = .libfprint
+        XCTAssertEqual(EnableCheck.refusals(user: "alice", record: record, options: options, globals: []).count, 1,
+                       "a finger enrolled on another sensor does not count")
+    }
+}

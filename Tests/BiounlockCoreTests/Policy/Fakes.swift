@@ -1,0 +1,80 @@
+import BiounlockCore
+
+/// In-memory doubles for the policy chain's seams (unit tests only; the module is tested
+/// through real libpam in PamBiounlockTests).
+final class ScriptedConversation: Conversation {
+    var replies: [ConversationReply]
+    var transcript: [String] = []
+    init(_ replies: [ConversationReply] = []) { self.replies = replies }
+    func info(_ text: String) { transcript.append("INFO: \(text)") }
+    func error(_ text: String) { transcript.append("ERROR: \(text)") }
+    func promptSecret(_ prompt: String) -> ConversationReply {
+        transcript.append("PROMPT: \(prompt)")
+        return replies.isEmpty ? .failed : replies.removeFirst()
+    }
+}
+
+final class MemoryLogger: Logger {
+    var lines: [(LogLevel, String)] = []
+    func log(_ level: LogLevel, _ message: String) { lines.append((level, message)) }
+    var text: String { lines.map(\.1).joined(separator: "\n") }
+}
+
+final class MemoryStore: AuthStore {
+    var users: [String: UserRecord] = [:]
+    var events: [AuditEvent] = []
+    var failWrites = false
+    var failReads = false
+
+    func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
+        if failReads { throw StoreFailure("read failed") }
+        return users[name]
+    }
+    func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) {
+        if failWrites { throw StoreFailure("disk full") }
+        users[user, default: UserRecord(name: user)].biometricFailures += 1
+    }
+    func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) {
+        if failWrites { throw StoreFailure("disk full") }
+        users[user, default: UserRecord(name: user)].passcodeFailures += 1
+    }
+    func recordSuccess(user: String, method: AuthMethod, at time: Int64) throws(StoreFailure) {
+        if failWrites { throw StoreFailure("disk full") }
+        users[user]?.biometricFailures = 0
+        if method == .passcode { users[user]?.passcodeFailures = 0 }
+        users[user]?.lastSuccess = time
+    }
+    func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
+        if failWrites { throw StoreFailure("disk full") }
+        events.append(event)
+    }
+}
+
+final class ScriptedSensor: FingerprintSensor {
+    var results: [VerifyResult]
+    var closed = 0
+    var verifyCalls = 0
+    init(_ results: [VerifyResult]) { self.results = results }
+    func verify(against templates: [Template], deadline: Deadline) -> VerifyResult {
+        verifyCalls += 1
+        return results.isEmpty ? .timedOut : results.removeFirst()
+    }
+    func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable> {
+        .failure(SensorUnavailable("not scripted"))
+    }
+    func close() { closed += 1 }
+}
+
+struct ScriptedSensors: SensorProvider {
+    let sensor: ScriptedSensor?
+    func open(_ options: Options) -> Result<FingerprintSensor, SensorUnavailable> {
+        guard let sensor else { return .failure(SensorUnavailable("no reader")) }
+        return .success(sensor)
+    }
+}
+
+struct FixedClock: Clock {
+    var seconds: Int64 = 1_800_000_000
+    func now() -> Int64 { seconds }
+    func monotonicMilliseconds() -> Int64 { 0 }
+}
