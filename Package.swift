@@ -27,6 +27,9 @@ let moduleLinkerFlags: [String] = [
     "-Xlinker", "-z", "-Xlinker", "nodelete",
 ]
 
+/// Tests drive threads and processes directly; Swift 5 mode spares them Sendable ceremony.
+let testSettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
 let package = Package(
     name: "biounlock",
     products: [
@@ -72,11 +75,11 @@ let package = Package(
             linkerSettings: [.linkedLibrary("pam")]
         ),
 
-        .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"]),
-        .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"]),
-        .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors"]),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"]),
-        .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"]),
+        .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"], swiftSettings: testSettings),
+        .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]
 )
