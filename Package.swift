@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
         .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]

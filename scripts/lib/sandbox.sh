@@ -19,7 +19,8 @@
 #
 # Inside a sandbox_run snippet these helpers are defined (the library is sourced there too):
 #   bio ARGS...                the CLI with --db/--sensor simulated/--sim-socket of this sandbox
-#   sandbox_as USER CMD...     CMD as USER (setpriv --reuid/--regid --clear-groups, clean env, cwd /)
+#   sandbox_as USER CMD...     CMD as USER (setpriv --reuid/--regid --clear-groups, clean env, cwd /,
+#                              no controlling tty, bounded by timeout SANDBOX_CMD_TIMEOUT, default 30 s)
 #   sandbox_touch ID...        one simulated touch per ID, in order (each waits for the sensor)
 #   sandbox_enrol USER ID [F]  enrol finger F (default right-index) of USER with 5 touches of ID
 #
@@ -99,9 +100,15 @@ sandbox_create() {
 sandbox_add_user() {
     local name=$1 uid=$2 password=$3 hash days
     [ -n "${SANDBOX_DIR:-}" ] || { sandbox_die "sandbox_create first"; return 1; }
-    if grep -q "^$name:" "$SANDBOX_DIR/etc/passwd" || cut -d: -f3 "$SANDBOX_DIR/etc/passwd" | grep -qx "$uid"; then
-        sandbox_die "user $name or uid $uid already exists"; return 1
-    fi
+    # The host may already have a user or group of that name or id: the copies drop it, so
+    # inside the sandbox NAME is exactly the user defined here (the host keeps its own).
+    local f
+    for f in passwd group shadow; do
+        awk -F: -v n="$name" -v id="$uid" -v f="$f" \
+            '!($1 == n || (f != "shadow" && $3 == id))' "$SANDBOX_DIR/etc/$f" >"$SANDBOX_DIR/etc/$f.new" || return 1
+        cat "$SANDBOX_DIR/etc/$f.new" >"$SANDBOX_DIR/etc/$f"   # keeps the copy's owner and mode
+        rm -f "$SANDBOX_DIR/etc/$f.new"
+    done
     hash="$(printf '%s' "$password" | openssl passwd -6 -stdin)" || return 1
     days=$(( $(date +%s) / 86400 - 1 ))   # last change yesterday: no "password expired" from pam_unix
     printf '%s:x:%s:%s:biounlock test user:/nonexistent:/bin/sh\n' "$name" "$uid" "$uid" >>"$SANDBOX_DIR/etc/passwd"
@@ -201,13 +208,15 @@ bio() {
     "$SANDBOX_BUILD/biounlock" --db "$SANDBOX_DB" --sensor simulated --sim-socket "$SANDBOX_SOCK" "$@"
 }
 
-# sandbox_as USER CMD...: CMD as USER, with no supplementary groups, a clean environment and
-# cwd /, the way a login shell of that user would start it.
+# sandbox_as USER CMD...: CMD as USER, with no supplementary groups, a clean environment, cwd /,
+# in a new session without a controlling terminal (so sudo writes every message to
+# stdout/stderr, where the caller captures it) and killed after SANDBOX_CMD_TIMEOUT s (30).
 sandbox_as() {
     local user=$1; shift
     local uid gid
     uid="$(id -u "$user")" && gid="$(id -g "$user")" || { sandbox_die "no user $user"; return 1; }
-    (cd / && exec setpriv --reuid="$uid" --regid="$gid" --clear-groups \
+    (cd / && exec setsid -w timeout -k 5 "${SANDBOX_CMD_TIMEOUT:-30}" \
+        setpriv --reuid="$uid" --regid="$gid" --clear-groups \
         env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/ USER="$user" LOGNAME="$user" LANG=C LC_ALL=C \
         "$@")
 }

@@ -38,6 +38,7 @@ static const char *code_name(int code) {
     case PAM_ABORT: return "PAM_ABORT";
     case PAM_INCOMPLETE: return "PAM_INCOMPLETE";
     case PAM_CRED_ERR: return "PAM_CRED_ERR";
+    case PAM_TRY_AGAIN: return "PAM_TRY_AGAIN";
     default: return "OTHER";
     }
 }

@@ -1,0 +1,142 @@
+import XCTest
+import Foundation
+import BiounlockCore
+import BiounlockStore
+import BiounlockSensors
+
+/// Where scripts/build put the artefacts (override with BIOUNLOCK_BUILD_DIR).
+let buildDirectory: String = {
+    if let dir = ProcessInfo.processInfo.environment["BIOUNLOCK_BUILD_DIR"] { return dir }
+    let here = URL(fileURLWithPath: #filePath)
+    return here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("build").path
+}()
+
+let modulePath = buildDirectory + "/pam_biounlock.so"
+let harnessPath = buildDirectory + "/pam-harness"
+
+/// Output of one command run with a time limit.
+struct ProcessResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    let timedOut: Bool
+}
+
+func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
+                timeout: TimeInterval = 30) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try? input.fileHandleForWriting.close()
+    final class Box { var data = Data() }
+    let outData = Box(), errData = Box()
+    let group = DispatchGroup()
+    group.enter(); DispatchQueue.global().async { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter(); DispatchQueue.global().async { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    let finished = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async { process.waitUntilExit(); finished.signal() }
+    var timedOut = false
+    if finished.wait(timeout: .now() + timeout) == .timedOut {
+        timedOut = true
+        kill(process.processIdentifier, SIGKILL)
+        finished.wait()
+    }
+    group.wait()
+    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
+                         stderr: String(decoding: errData.data, as: UTF8.self), timedOut: timedOut)
+}
+
+/// One PAM transaction's result as the harness printed it.
+struct Transaction {
+    /// The module's own return code. The test stack puts `pam_debug.so auth=try_again` after the
+    /// module with `ignore=ignore`, so PAM_TRY_AGAIN here means the module returned PAM_IGNORE
+    /// (libpam itself never reports PAM_IGNORE as a stack's result).
+    let code: String
+    /// Conversation lines: "INFO: …", "ERROR: …", "PROMPT_OFF: …".
+    let messages: [String]
+    let elapsed: TimeInterval
+    let raw: ProcessResult
+}
+
+/// A private world for one test: a trusted temp directory with a store, a sim socket path and
+/// a pam.d directory for pam_start_confdir. Users are existing system accounts (the host's
+/// /etc/passwd is never touched): `daemon` is enrolled, `bin` has no row.
+final class ModuleFixture {
+    static let enrolledUser = "daemon"
+    static let otherUser = "bin"
+    static let fingerID = "daemon-right-index"
+    static let pin = "2468"
+
+    let dir: String
+    var storePath: String { dir + "/db/biounlock.db" }
+    var socket: String { dir + "/sim" }
+    var confdir: String { dir + "/pam.d" }
+    let store: Store
+
+    init() throws {
+        var template = Array("/tmp/bu-pam.XXXXXX".utf8CString)
+        guard let p = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        dir = String(cString: p)
+        try FileManager.default.createDirectory(atPath: dir + "/pam.d", withIntermediateDirectories: false)
+        store = try Store.open(path: dir + "/db/biounlock.db", mode: .administer)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+
+    /// Enrols `daemon` (simulated finger), sets a PIN (cheap Argon2id cost for speed) and enables it.
+    func enrolDefaultUser(passcode: Bool = true, enabled: Bool = true) throws {
+        let user = ModuleFixture.enrolledUser
+        try store.saveTemplate(Template(finger: .rightIndex, sensor: .simulated, data: Array(ModuleFixture.fingerID.utf8), created: 1), user: user)
+        if passcode {
+            let hash = try Passcode.hash(Secret(bytes: Array(ModuleFixture.pin.utf8))!, opsLimit: 1, memLimit: 8192)
+            try store.setPasscode(StoredPasscode(hash: hash, kind: .pin), user: user, at: 1)
+        }
+        try store.setEnabled(enabled, user: user, service: nil, at: 1)
+    }
+
+    /// Writes the service file `name` with the module's arguments.
+    func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true) throws {
+        let defaults = includeDefaults ? "db=\(storePath) sensor=simulated sim_socket=\(socket) timeout=3 config=\(dir)/none.conf " : ""
+        let text = """
+            auth [success=done ignore=ignore default=die] \(modulePath) \(defaults)\(arguments)
+            auth requisite pam_debug.so auth=try_again
+            """
+        try text.write(toFile: "\(confdir)/\(name)", atomically: true, encoding: .utf8)
+    }
+
+    /// Runs pam_authenticate for `user`, with `touches` sent to the simulated sensor meanwhile.
+    func authenticate(_ user: String = ModuleFixture.enrolledUser, service: String = "biotest", answers: [String] = [],
+                      touches: [SimCommand] = [], extra: [String] = []) throws -> Transaction {
+        let finger = DispatchGroup()
+        if !touches.isEmpty {
+            let path = socket
+            finger.enter()
+            DispatchQueue.global().async {
+                for t in touches { _ = SimulatedFinger.send(t, to: path, waitMilliseconds: 5000) }
+                finger.leave()
+            }
+        }
+        var args = ["--confdir", confdir, "--service", service, "--user", user]
+        for a in answers { args += ["--answer", a] }
+        let start = Date()
+        let result = try runProcess(harnessPath, args + extra, timeout: 60)
+        let elapsed = Date().timeIntervalSince(start)
+        finger.wait()
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let code = lines.last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
+        // pam_debug (the PAM_IGNORE marker) announces itself; that line is not the module's.
+        let messages = lines.filter { !$0.hasPrefix("RESULT ") && !$0.hasPrefix("SETCRED ") && $0 != "INFO: auth=try_again" }
+        return Transaction(code: code, messages: messages,
+                           elapsed: elapsed, raw: result)
+    }
+
+    static func scan(_ id: String) -> SimCommand { .scan(Array(id.utf8)) }
+}
