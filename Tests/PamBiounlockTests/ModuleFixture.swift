@@ -36,13 +36,15 @@ func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, env
     try process.run()
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try? input.fileHandleForWriting.close()
+    // Plain threads, not Dispatch: libdispatch on Linux cannot see threads blocked in read(2)
+    // and would starve when tests run several processes at once.
     final class Box { var data = Data() }
     let outData = Box(), errData = Box()
     let group = DispatchGroup()
-    group.enter(); DispatchQueue.global().async { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter(); DispatchQueue.global().async { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter(); Thread.detachNewThread { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter(); Thread.detachNewThread { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
     let finished = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async { process.waitUntilExit(); finished.signal() }
+    Thread.detachNewThread { process.waitUntilExit(); finished.signal() }
     var timedOut = false
     if finished.wait(timeout: .now() + timeout) == .timedOut {
         timedOut = true
@@ -119,7 +121,7 @@ final class ModuleFixture {
         if !touches.isEmpty {
             let path = socket
             finger.enter()
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 for t in touches { _ = SimulatedFinger.send(t, to: path, waitMilliseconds: 5000) }
                 finger.leave()
             }

@@ -20,8 +20,9 @@
 # Inside a sandbox_run snippet these helpers are defined (the library is sourced there too):
 #   bio ARGS...                the CLI with --db/--sensor simulated/--sim-socket of this sandbox
 #   sandbox_as USER CMD...     CMD as USER (setpriv --reuid/--regid --clear-groups, clean env, cwd /,
-#                              no controlling tty, bounded by timeout SANDBOX_CMD_TIMEOUT, default 30 s)
+#                              no controlling tty unless SANDBOX_AS_TTY=1, killed after 30 s)
 #   sandbox_touch ID...        one simulated touch per ID, in order (each waits for the sensor)
+#   sandbox_touch_bg ID...     the same from a background finger process; sandbox_touch_end collects it
 #   sandbox_enrol USER ID [F]  enrol finger F (default right-index) of USER with 5 touches of ID
 #
 # Variables (exported by sandbox_create; override BUILD_DIR / SANDBOX_TIMEOUT before it):
@@ -208,15 +209,22 @@ bio() {
     "$SANDBOX_BUILD/biounlock" --db "$SANDBOX_DB" --sensor simulated --sim-socket "$SANDBOX_SOCK" "$@"
 }
 
-# sandbox_as USER CMD...: CMD as USER, with no supplementary groups, a clean environment, cwd /,
-# in a new session without a controlling terminal (so sudo writes every message to
-# stdout/stderr, where the caller captures it) and killed after SANDBOX_CMD_TIMEOUT s (30).
+# sandbox_as USER CMD...: CMD as USER, with no supplementary groups, a clean environment and
+# cwd /, killed after SANDBOX_CMD_TIMEOUT seconds (default 30).
+# By default CMD runs in a new session without a controlling terminal, so sudo writes every
+# message to stdout/stderr, where the caller captures it. With SANDBOX_AS_TTY=1 it keeps the
+# caller's terminal instead (for a pty made by expect or script: sudo then talks to /dev/tty).
 sandbox_as() {
     local user=$1; shift
     local uid gid
     uid="$(id -u "$user")" && gid="$(id -g "$user")" || { sandbox_die "no user $user"; return 1; }
-    (cd / && exec setsid -w timeout -k 5 "${SANDBOX_CMD_TIMEOUT:-30}" \
-        setpriv --reuid="$uid" --regid="$gid" --clear-groups \
+    local -a wrap
+    if [ "${SANDBOX_AS_TTY:-0}" = 1 ]; then
+        wrap=(timeout --foreground -k 5 "${SANDBOX_CMD_TIMEOUT:-30}")
+    else
+        wrap=(setsid -w timeout -k 5 "${SANDBOX_CMD_TIMEOUT:-30}")
+    fi
+    (cd / && exec "${wrap[@]}" setpriv --reuid="$uid" --regid="$gid" --clear-groups \
         env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/ USER="$user" LOGNAME="$user" LANG=C LC_ALL=C \
         "$@")
 }
@@ -225,8 +233,34 @@ sandbox_as() {
 sandbox_touch() {
     local id
     for id in "$@"; do
-        "$SANDBOX_BUILD/biounlock" --sim-socket "$SANDBOX_SOCK" sim scan "$id" --wait 20 || return 1
+        "$SANDBOX_BUILD/biounlock" --sim-socket "$SANDBOX_SOCK" sim scan "$id" --wait "${SANDBOX_TOUCH_WAIT:-20}" || return 1
     done
+}
+
+# sandbox_touch_bg ID...: the same touches from a background "finger" process (bounded by
+# timeout), after SANDBOX_TOUCH_DELAY seconds (default 0); sets SANDBOX_TOUCH_PID. Its output
+# goes to $SANDBOX_TOUCH_LOG (default /dev/null).
+sandbox_touch_bg() {
+    timeout -k 2 25 bash -c 'sleep "${SANDBOX_TOUCH_DELAY:-0}"; source "$SANDBOX_LIB" && sandbox_touch "$@"' finger "$@" \
+        >"${SANDBOX_TOUCH_LOG:-/dev/null}" 2>&1 &
+    SANDBOX_TOUCH_PID=$!
+}
+
+# sandbox_touch_end [GRACE]: waits up to GRACE seconds (default 3) for the background finger,
+# then stops it; returns 0 only if every touch was taken by the sensor.
+sandbox_touch_end() {
+    local grace=${1:-3} i=0
+    [ -n "${SANDBOX_TOUCH_PID:-}" ] || return 0
+    while kill -0 "$SANDBOX_TOUCH_PID" 2>/dev/null && [ "$i" -lt $((grace * 10)) ]; do
+        sleep 0.1; i=$((i + 1))
+    done
+    if kill -0 "$SANDBOX_TOUCH_PID" 2>/dev/null; then
+        kill -TERM "$SANDBOX_TOUCH_PID" 2>/dev/null   # timeout passes it on to the touches
+    fi
+    wait "$SANDBOX_TOUCH_PID"
+    local rc=$?
+    SANDBOX_TOUCH_PID=
+    return "$rc"
 }
 
 # sandbox_enrol USER ID [FINGER]: enrols with 5 touches of ID; prints the CLI's output.

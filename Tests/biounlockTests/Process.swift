@@ -1,0 +1,43 @@
+import Foundation
+
+/// Output of one command run with a time limit.
+struct ProcessResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    let timedOut: Bool
+}
+
+func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
+                timeout: TimeInterval = 30) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try? input.fileHandleForWriting.close()
+    // Plain threads, not Dispatch: libdispatch on Linux cannot see threads blocked in read(2)
+    // and would starve when tests run several processes at once.
+    final class Box { var data = Data() }
+    let outData = Box(), errData = Box()
+    let group = DispatchGroup()
+    group.enter(); Thread.detachNewThread { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter(); Thread.detachNewThread { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    let finished = DispatchSemaphore(value: 0)
+    Thread.detachNewThread { process.waitUntilExit(); finished.signal() }
+    var timedOut = false
+    if finished.wait(timeout: .now() + timeout) == .timedOut {
+        timedOut = true
+        kill(process.processIdentifier, SIGKILL)
+        finished.wait()
+    }
+    group.wait()
+    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
+                         stderr: String(decoding: errData.data, as: UTF8.self), timedOut: timedOut)
+}
+
