@@ -47,6 +47,7 @@ BOB=biobob BOB_UID=4243 BOB_UNIX_PW='bob-unix-Pw-9'
 
 etc_before="$(sandbox_etc_fingerprint)"
 trap 'sandbox_destroy' EXIT
+trap 'exit 130' INT TERM HUP
 
 if ! sandbox_create; then
     fail "sandbox: set up (root, unshare, setpriv, setuid sudo, a build in $BUILD_DIR)"
@@ -139,7 +140,8 @@ run_sudo wrongpin "$ALICE" "0000"$'\n' mallory mallory mallory
 {
 check "(c) wrong PIN: sudo exits non-zero and does not run the command" \
     eval '[ "$(rc_of wrongpin)" != 0 ] && ! grep -qx 0 "$out/wrongpin.out"' -- $(show wrongpin)
-check "(c) wrong PIN: the user saw 'Wrong passcode'" saw wrongpin "Wrong passcode" -- $(show wrongpin)
+# sudo passes PAM_SILENT, which suppresses biounlock's "Wrong passcode." notice; sudo reports it.
+check "(c) wrong PIN: sudo reported the failed attempt" saw wrongpin "incorrect password attempt" -- $(show wrongpin)
 check "(c) wrong PIN: no Unix password prompt after the wrong PIN (default=die)" \
     not_saw wrongpin "password for $ALICE" -- $(show wrongpin)
 }
@@ -168,6 +170,9 @@ etc_after="$(sandbox_etc_fingerprint)"
 printf '%s\n' "$etc_before" >"$out/etc.before"
 printf '%s\n' "$etc_after" >"$out/etc.after"
 diff "$out/etc.before" "$out/etc.after" >"$out/etc.diff" 2>&1
+check "host: none of the sandbox's mounts is visible outside its namespace" \
+    eval '! grep -qF "$SANDBOX_DIR" /proc/self/mountinfo && ! grep -q " /run/sudo .*sandbox-sudo" /proc/self/mountinfo' \
+    -- /proc/self/mountinfo
 check "host: /etc/passwd, /etc/group, /etc/shadow, /etc/sudoers and /etc/pam.d are byte-identical afterwards" \
     test "$etc_before" = "$etc_after" -- "$out/etc.diff"
 

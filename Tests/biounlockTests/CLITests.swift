@@ -187,24 +187,26 @@ final class CLITests: XCTestCase {
 
     /// From a terminal: asked twice, nothing echoed (driven through a pseudo-terminal by expect).
     func testInteractivePasscodeEntryOnATerminal() throws {
-        let script = """
-            set timeout 20
-            spawn \(cliPath) --db \(db) --config \(dir)/biounlock.conf passcode set \(user)
-            expect "New PIN for \(user): "
-            send "97531\\r"
-            expect "Repeat the PIN: "
-            send "97531\\r"
-            expect eof
-            catch wait result
-            exit [lindex $result 3]
-            """
-        let r = try runProcess("/usr/bin/expect", ["-c", script])
+        func session(_ first: String, _ second: String) throws -> ProcessResult {
+            let script = """
+                set timeout 20
+                spawn \(cliPath) --db \(db) --config \(dir)/biounlock.conf passcode set \(user)
+                expect "New PIN for \(user): "
+                send "\(first)\\r"
+                expect "Repeat the PIN: "
+                send "\(second)\\r"
+                expect eof
+                catch wait result
+                exit [lindex $result 3]
+                """
+            return try runProcess("/usr/bin/expect", ["-c", script])
+        }
+        let r = try session("97531", "97531")
         XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
         XCTAssertTrue(r.stdout.contains("Passcode (pin) set for \(user)."), r.stdout)
         XCTAssertFalse(r.stdout.contains("97531"), "the passcode was echoed: \(r.stdout)")
 
-        let mismatch = script.replacingOccurrences(of: "send \"97531\\\\r\"\n    expect eof", with: "send \"97532\\\\r\"\n    expect eof")
-        let m = try runProcess("/usr/bin/expect", ["-c", mismatch.replacingOccurrences(of: "expect \"Repeat the PIN: \"\nsend \"97531", with: "expect \"Repeat the PIN: \"\nsend \"97532")])
+        let m = try session("97531", "97532")
         XCTAssertEqual(m.status, 1, m.stdout)
         XCTAssertTrue(m.stdout.contains("the two entries differ"), m.stdout)
     }

@@ -91,7 +91,7 @@ public final class PolicyChain {
     func fingerStep(user: UserRecord, request: AuthRequest, store: AuthStore) -> FingerResult {
         let templates = user.templates.filter { $0.sensor == options.sensor }
         guard !templates.isEmpty else {
-            say(request, error: Messages.nothingEnrolled)
+            say(request, notice: Messages.nothingEnrolled)
             return .skipped(.nothingEnrolled)
         }
         let sensor: FingerprintSensor
@@ -99,12 +99,12 @@ public final class PolicyChain {
         case .success(let s): sensor = s
         case .failure(let why):
             logger.log(.notice, "reader unavailable for \(user.name): \(why)")
-            say(request, error: Messages.readerUnavailable)
+            say(request, notice: Messages.readerUnavailable)
             return .skipped(.readerUnavailable)
         }
         defer { sensor.close() }
 
-        say(request, info: Messages.touchPrompt(service: request.service))
+        say(request, exchange: Messages.touchPrompt(service: request.service))
         let deadline = Deadline.after(milliseconds: Int64(options.timeoutSeconds) * 1000, clock: clock)
         var wrong = 0
         while true {
@@ -121,18 +121,18 @@ public final class PolicyChain {
                     return .skipped(.storeUnavailable)
                 }
                 if wrong >= options.maxTries {
-                    say(request, error: Messages.tooManyWrongFingers)
+                    say(request, exchange: Messages.tooManyWrongFingers, isError: true)
                     return .exhausted
                 }
-                say(request, error: Messages.notRecognised(triesLeft: options.maxTries - wrong))
+                say(request, exchange: Messages.notRecognised(triesLeft: options.maxTries - wrong), isError: true)
             case .retry(let reason):
-                say(request, info: Messages.retry(reason))
+                say(request, exchange: Messages.retry(reason))
             case .unavailable(let why):
                 logger.log(.notice, "reader failed for \(user.name): \(why)")
-                say(request, error: Messages.readerUnavailable)
+                say(request, notice: Messages.readerUnavailable)
                 return .skipped(.readerUnavailable)
             case .timedOut:
-                say(request, info: Messages.timedOut)
+                say(request, notice: Messages.timedOut, isError: false)
                 return .skipped(.timedOut)
             }
         }
@@ -169,7 +169,7 @@ public final class PolicyChain {
             return Decision(.unavailable, .passcodeDeclined, method: .passcode)
         case .tooLong:
             countPasscodeFailure(user: user.name, store: store)
-            say(request, error: Messages.passcodeTooLong)
+            say(request, notice: Messages.passcodeTooLong)
             return Decision(.denied, .passcodeTooLong, method: .passcode)
         case .answer(let secret):
             do {
@@ -182,7 +182,7 @@ public final class PolicyChain {
                 return Decision(.unavailable, .passcodeUnusable, method: .passcode)
             }
             countPasscodeFailure(user: user.name, store: store)
-            say(request, error: Messages.wrongPasscode)
+            say(request, notice: Messages.wrongPasscode)
             return Decision(.denied, .wrongPasscode, method: .passcode)
         }
     }
@@ -217,11 +217,19 @@ public final class PolicyChain {
         }
     }
 
-    func say(_ request: AuthRequest, info text: String) {
-        if !request.silent { conversation.info(text) }
+    /// The request to touch the reader and the feedback on each touch are part of the exchange,
+    /// like a password prompt, so they are shown even under PAM_SILENT. sudo passes PAM_SILENT on
+    /// every call (sudo < 1.9.16 cannot be told otherwise); honouring it here would leave the user
+    /// looking at a silent terminal while sudo waits for a finger -- approving something with no
+    /// sign it is happening. pam_fprintd makes the same choice.
+    func say(_ request: AuthRequest, exchange text: String, isError: Bool = false) {
+        isError ? conversation.error(text) : conversation.info(text)
     }
 
-    func say(_ request: AuthRequest, error text: String) {
-        if !request.silent { conversation.error(text) }
+    /// Notices about what happened (reader unavailable, timed out, wrong passcode) are suppressed
+    /// by PAM_SILENT.
+    func say(_ request: AuthRequest, notice text: String, isError: Bool = true) {
+        guard !request.silent else { return }
+        isError ? conversation.error(text) : conversation.info(text)
     }
 }

@@ -168,10 +168,15 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertTrue(logger.text.contains("biounlock passcode set alice"))
     }
 
-    func testSilentSuppressesMessagesButNotThePrompt() {
-        conversation.replies = [Self.secret("2468")]
-        XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch, .noMatch]), silent: true).outcome, .success(.passcode))
-        XCTAssertEqual(conversation.transcript, ["PROMPT: biounlock PIN for sudo (Enter alone for your password): "])
+    func testSilentSuppressesNoticesButNotTheExchange() {
+        conversation.replies = [Self.secret("0000")]
+        XCTAssertEqual(run(ScriptedSensor([.noMatch, .retry(.tooShort), .unavailable(SensorUnavailable("gone"))]), silent: true).outcome, .denied)
+        XCTAssertEqual(conversation.transcript, [
+            "INFO: Touch the fingerprint reader to authenticate for sudo",
+            "ERROR: Fingerprint not recognised. 2 tries left.",
+            "INFO: Try again: the touch was too short.",
+            "PROMPT: biounlock PIN for sudo (Enter alone for your password): ",
+        ], "no 'reader not available', no 'wrong passcode' under PAM_SILENT")
     }
 
     func testAFailedMatchThatCannotBeCountedStopsTheFingerStep() {
