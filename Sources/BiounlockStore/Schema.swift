@@ -48,6 +48,15 @@ enum Schema {
         CREATE INDEX events_by_time ON events(time);
         CREATE INDEX events_by_user ON events(user, time);
         """,
+        // 2: lockout clocks and the passcode-required rules (boot, enrolment change, age).
+        """
+        ALTER TABLE users ADD COLUMN bio_failure_at INTEGER;
+        ALTER TABLE users ADD COLUMN passcode_failure_at INTEGER;
+        ALTER TABLE users ADD COLUMN passcode_success_at INTEGER;
+        ALTER TABLE users ADD COLUMN passcode_boot_id TEXT;
+        ALTER TABLE users ADD COLUMN passcode_enrolment_version INTEGER;
+        ALTER TABLE users ADD COLUMN enrolment_version INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

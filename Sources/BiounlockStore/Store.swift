@@ -116,7 +116,9 @@ public final class Store: AuthStore {
     public func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
         try connection.transaction(immediate: false) { () throws(StoreFailure) -> UserRecord? in
             let users = try connection.prepare("""
-                SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure
+                SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure,
+                       bio_failure_at, passcode_failure_at, passcode_success_at, passcode_boot_id,
+                       passcode_enrolment_version, enrolment_version
                 FROM users WHERE name = ?
                 """).bind([.text(name)])
             guard try users.step() else { return nil }
@@ -130,6 +132,12 @@ public final class Store: AuthStore {
             record.passcodeFailures = Int(clamping: row.int(4) ?? 0)
             record.lastSuccess = row.int(5)
             record.lastFailure = row.int(6)
+            record.biometricFailureAt = row.int(7)
+            record.passcodeFailureAt = row.int(8)
+            record.passcodeSuccessAt = row.int(9)
+            record.passcodeBootID = row.text(10)
+            record.passcodeEnrolmentVersion = row.int(11)
+            record.enrolmentVersion = row.int(12) ?? 0
 
             let overrides = try connection.prepare("SELECT service, enabled FROM service_overrides WHERE user = ?").bind([.text(name)])
             for (service, enabled) in try overrides.rows({ r -> (String, Bool)? in
@@ -143,26 +151,57 @@ public final class Store: AuthStore {
         }
     }
 
-    public func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) {
-        // One statement, so concurrent transactions each add exactly one.
-        try connection.prepare("""
-            INSERT INTO users(name, bio_failures, last_failure, created) VALUES (?1, 1, ?2, ?2)
-            ON CONFLICT(name) DO UPDATE SET bio_failures = bio_failures + 1, last_failure = ?2
-            """).bind([.text(user), .int(time)]).run()
+    public func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) -> Int {
+        // One statement, so concurrent transactions each add exactly one (and see their own count).
+        try counted("""
+            INSERT INTO users(name, bio_failures, bio_failure_at, last_failure, created) VALUES (?1, 1, ?2, ?2, ?2)
+            ON CONFLICT(name) DO UPDATE SET bio_failures = bio_failures + 1, bio_failure_at = ?2, last_failure = ?2
+            RETURNING bio_failures
+            """, user: user, time: time)
     }
 
-    public func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) {
-        try connection.prepare("""
-            INSERT INTO users(name, passcode_failures, last_failure, created) VALUES (?1, 1, ?2, ?2)
-            ON CONFLICT(name) DO UPDATE SET passcode_failures = passcode_failures + 1, last_failure = ?2
-            """).bind([.text(user), .int(time)]).run()
+    public func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) -> Int {
+        try counted("""
+            INSERT INTO users(name, passcode_failures, passcode_failure_at, last_failure, created) VALUES (?1, 1, ?2, ?2, ?2)
+            ON CONFLICT(name) DO UPDATE SET passcode_failures = passcode_failures + 1, passcode_failure_at = ?2, last_failure = ?2
+            RETURNING passcode_failures
+            """, user: user, time: time)
     }
 
-    public func recordSuccess(user: String, method: AuthMethod, at time: Int64) throws(StoreFailure) {
-        let sql = method == .passcode
-            ? "UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2 WHERE name = ?1"
-            : "UPDATE users SET bio_failures = 0, last_success = ?2 WHERE name = ?1"
-        try connection.prepare(sql).bind([.text(user), .int(time)]).run()
+    func counted(_ sql: String, user: String, time: Int64) throws(StoreFailure) -> Int {
+        let stmt = try connection.prepare(sql).bind([.text(user), .int(time)])
+        guard try stmt.step() else { throw StoreFailure("counter update returned no row") }
+        let count = Int(clamping: Row(handle: stmt.handle).int(0) ?? 0)
+        try stmt.run()
+        return count
+    }
+
+    public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
+        switch method {
+        case .passcode, .password:
+            try connection.prepare("""
+                UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2, passcode_success_at = ?2,
+                                 passcode_boot_id = ?3, passcode_enrolment_version = enrolment_version
+                WHERE name = ?1
+                """).bind([.text(user), .int(time), .text(bootID)]).run()
+        case .fingerprint, .none:
+            try connection.prepare("UPDATE users SET bio_failures = 0, last_success = ?2 WHERE name = ?1")
+                .bind([.text(user), .int(time)]).run()
+        }
+    }
+
+    public func resetBiometricFailures(user: String) throws(StoreFailure) {
+        try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+    }
+
+    /// `biounlock reset`: clears the counters (and so the lockouts) an admin names.
+    public func resetCounters(user: String, biometric: Bool, passcode: Bool) throws(StoreFailure) {
+        if biometric {
+            try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+        }
+        if passcode {
+            try connection.prepare("UPDATE users SET passcode_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+        }
     }
 
     public func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
@@ -219,18 +258,28 @@ public final class Store: AuthStore {
                 INSERT OR REPLACE INTO templates(user, finger, sensor, driver, device, data, created) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """).bind([.text(user), .text(template.finger.name), .text(template.sensor.rawValue), .text(template.driver),
                            .text(template.device), .blob(template.data), .int(template.created)]).run()
+            try bumpEnrolmentVersion(user)
         }
     }
 
     /// Removes one finger (or all when nil); returns how many templates went.
     @discardableResult
     public func deleteTemplates(user: String, finger: Finger?) throws(StoreFailure) -> Int {
-        if let finger {
-            try connection.prepare("DELETE FROM templates WHERE user = ? AND finger = ?").bind([.text(user), .text(finger.name)]).run()
-        } else {
-            try connection.prepare("DELETE FROM templates WHERE user = ?").bind([.text(user)]).run()
+        try connection.transaction { () throws(StoreFailure) -> Int in
+            if let finger {
+                try connection.prepare("DELETE FROM templates WHERE user = ? AND finger = ?").bind([.text(user), .text(finger.name)]).run()
+            } else {
+                try connection.prepare("DELETE FROM templates WHERE user = ?").bind([.text(user)]).run()
+            }
+            let removed = connection.changes
+            if removed > 0 { try bumpEnrolmentVersion(user) }
+            return removed
         }
-        return connection.changes
+    }
+
+    /// Any change of the enrolled set makes the passcode required again (require_passcode=enrolment).
+    func bumpEnrolmentVersion(_ user: String) throws(StoreFailure) {
+        try connection.prepare("UPDATE users SET enrolment_version = enrolment_version + 1 WHERE name = ?").bind([.text(user)]).run()
     }
 
     public func setPasscode(_ passcode: StoredPasscode?, user: String, at time: Int64) throws(StoreFailure) {

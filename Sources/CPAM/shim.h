@@ -10,6 +10,8 @@
 #include <security/pam_ext.h>
 #include <syslog.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 /// pam_prompt(pamh, style, response, "%s", text): one conversation message.
 /// `response` may be NULL for PAM_TEXT_INFO / PAM_ERROR_MSG.
@@ -35,6 +37,33 @@ static inline const char *biounlock_pam_get_user(pam_handle_t *pamh, int *status
     const char *user = NULL;
     *status = pam_get_user(pamh, &user, NULL);
     return *status == PAM_SUCCESS ? user : NULL;
+}
+
+/* Remembers, for pam_sm_setcred, that biounlock handed this user on to the password.
+ * The user name is copied; libpam frees it with pam_end (or when it is replaced). */
+#define BIOUNLOCK_PENDING_KEY "biounlock-password-pending"
+
+static void biounlock_free_data(pam_handle_t *pamh, void *data, int status) {
+    (void)pamh; (void)status;
+    free(data);
+}
+
+static inline int biounlock_pam_set_pending_user(pam_handle_t *pamh, const char *user) {
+    char *copy = user ? strdup(user) : NULL;
+    int rc = pam_set_data(pamh, BIOUNLOCK_PENDING_KEY, copy, biounlock_free_data);
+    if (rc != PAM_SUCCESS) free(copy);
+    return rc;
+}
+
+/// The pending user name, or NULL. Valid until the data is replaced or pam_end.
+static inline const char *biounlock_pam_get_pending_user(const pam_handle_t *pamh) {
+    const void *data = NULL;
+    if (pam_get_data(pamh, BIOUNLOCK_PENDING_KEY, &data) != PAM_SUCCESS) return NULL;
+    return (const char *)data;
+}
+
+static inline void biounlock_pam_clear_pending_user(pam_handle_t *pamh) {
+    (void)pam_set_data(pamh, BIOUNLOCK_PENDING_KEY, NULL, NULL);
 }
 
 #endif

@@ -47,11 +47,16 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         conversation: PamConversation(pamh),
         logger: logger,
         sensors: Sensors(),
-        openStore: {
-            Result { () throws(StoreFailure) -> AuthStore in try Store.open(path: options.storePath, mode: .authenticate) }
+        openStore: { openStore(options) },
+        sessionFacts: {
+            SessionProbe.facts(rhost: request.rhost, environment: { PamHandle.environment(pamh, $0) }, options: options)
         })
 
-    switch chain.run(request).outcome {
+    let decision = chain.run(request)
+    if PasswordWitness.handsOnToPassword(decision) {
+        _ = biounlock_pam_set_pending_user(pamh, user)
+    }
+    switch decision.outcome {
     case .success: return PAM_SUCCESS
     case .notEnabled: return PAM_IGNORE
     case .unavailable: return PAM_AUTHINFO_UNAVAIL
@@ -62,9 +67,24 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     }
 }
 
-/// biounlock sets no credentials; returning success keeps sudo-like callers' pam_setcred happy.
+/// biounlock sets no credentials and always returns PAM_SUCCESS (sudo-like callers fail without
+/// it). Callers invoke it only after the auth stack succeeded, so if pam_sm_authenticate handed
+/// this user on to the password, the password was right: see PasswordWitness.
 @_cdecl("pam_sm_setcred")
 public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                            _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    PAM_SUCCESS
+    guard let pamh, let pending = biounlock_pam_get_pending_user(pamh).flatMap(PamHandle.string) else { return PAM_SUCCESS }
+    biounlock_pam_clear_pending_user(pamh)
+    guard (UInt32(bitPattern: flags) & UInt32(PAM_DELETE_CRED)) == 0, case .name(let user) = PamHandle.user(pamh), user == pending else {
+        return PAM_SUCCESS
+    }
+    let logger = SyslogLogger(pamh)
+    guard case .success(let loaded) = Configuration.load(arguments: PamHandle.arguments(argc, argv, logger: logger)),
+          case .success(let store) = openStore(loaded.options) else { return PAM_SUCCESS }
+    PasswordWitness.recordPasswordSuccess(user: user, store: store, logger: logger)
+    return PAM_SUCCESS
+}
+
+func openStore(_ options: Options) -> Result<AuthStore, StoreFailure> {
+    Result { () throws(StoreFailure) -> AuthStore in try Store.open(path: options.storePath, mode: .authenticate) }
 }

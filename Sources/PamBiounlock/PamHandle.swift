@@ -50,6 +50,14 @@ enum PamHandle {
         return .name(name)
     }
 
+    /// A variable from the PAM environment, else the process environment (for the remote-session
+    /// check only: a forged value can make biounlock skip the finger, never grant anything).
+    static func environment(_ pamh: OpaquePointer, _ name: String) -> String? {
+        if let value = pam_getenv(pamh, name).flatMap(string) { return value }
+        guard let value: UnsafeMutablePointer<CChar> = getenv(name) else { return nil }
+        return string(value)
+    }
+
     static func item(_ pamh: OpaquePointer, _ item: Int32) -> String? {
         guard let pointer = biounlock_pam_get_string_item(pamh, item) else { return nil }
         let length = strnlen(pointer, maximumStringLength)

@@ -98,6 +98,16 @@ not_saw() { ! grep -qF -- "$2" "$out/$1.all"; }
 touches_taken() { [ "$(cat "$out/$1.touchrc" 2>/dev/null)" = 0 ]; }
 show() { local n=$1; echo "$out/$n.rc" "$out/$n.out" "$out/$n.err" "$out/$n.touch"; }
 
+# ---- (p) the first sudo after enrolment: the passcode is required (require_passcode default) ----
+run_sudo first "$ALICE" "$ALICE_PIN"$'\n'
+# shellcheck disable=SC2046
+{
+check "(p) first sudo after setup: the user saw 'Passcode required: enter it once before using your finger.'" \
+    saw first "Passcode required: enter it once before using your finger." -- $(show first)
+check "(p) first sudo after setup: no touch was asked for, the PIN let sudo succeed" \
+    eval 'ran_as_root first && not_saw first "Touch the fingerprint reader"' -- $(show first)
+}
+
 # ---- (a) a simulated touch of the enrolled finger, nothing on stdin ----
 run_sudo touch "$ALICE" "" "$ALICE_FINGER"
 # shellcheck disable=SC2046

@@ -105,18 +105,26 @@ final class ModuleFixture {
     }
 
     /// Writes the service file `name` with the module's arguments.
-    func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true) throws {
-        let defaults = includeDefaults ? "db=\(storePath) sensor=simulated sim_socket=\(socket) timeout=3 config=\(dir)/none.conf " : ""
+    /// The passcode-required rules are off unless a test turns them on; lid and logind are read
+    /// from the fixture's own directories so the host's state never leaks in.
+    /// The README's control line, for stacks where the password module really follows.
+    static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die]"
+
+    func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true, after: String? = nil,
+                 control: String = "[success=done ignore=ignore default=die]") throws {
+        let defaults = includeDefaults
+            ? "db=\(storePath) sensor=simulated sim_socket=\(socket) timeout=3 config=\(dir)/none.conf require_passcode=none lid_path=\(dir)/lid logind_path=\(dir)/sessions "
+            : ""
         let text = """
-            auth [success=done ignore=ignore default=die] \(modulePath) \(defaults)\(arguments)
-            auth requisite pam_debug.so auth=try_again
+            auth \(control) \(modulePath) \(defaults)\(arguments)
+            \(after ?? "auth requisite pam_debug.so auth=try_again")
             """
         try text.write(toFile: "\(confdir)/\(name)", atomically: true, encoding: .utf8)
     }
 
     /// Runs pam_authenticate for `user`, with `touches` sent to the simulated sensor meanwhile.
     func authenticate(_ user: String = ModuleFixture.enrolledUser, service: String = "biotest", answers: [String] = [],
-                      touches: [SimCommand] = [], extra: [String] = []) throws -> Transaction {
+                      touches: [SimCommand] = [], extra: [String] = [], environment: [String: String] = [:]) throws -> Transaction {
         let finger = DispatchGroup()
         if !touches.isEmpty {
             let path = socket
@@ -129,7 +137,9 @@ final class ModuleFixture {
         var args = ["--confdir", confdir, "--service", service, "--user", user]
         for a in answers { args += ["--answer", a] }
         let start = Date()
-        let result = try runProcess(harnessPath, args + extra, timeout: 60)
+        // A fixed environment: an SSH_CONNECTION inherited from whoever runs the tests must not
+        // turn every transaction into a "remote session".
+        let result = try runProcess(harnessPath, args + extra, environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }, timeout: 60)
         let elapsed = Date().timeIntervalSince(start)
         finger.wait()
         let lines = result.stdout.split(separator: "\n").map(String.init)

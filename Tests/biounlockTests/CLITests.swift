@@ -145,7 +145,12 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(users.count, 1)
         let u = users[0]
         XCTAssertEqual(Set(u.keys), ["user", "enabled", "services", "fingers", "passcode", "biometric_failures",
-                                     "passcode_failures", "last_success", "last_failure"], "the documented JSON shape")
+                                     "passcode_failures", "last_success", "last_failure", "biometric_lockout", "passcode_lockout",
+                                     "passcode_required"], "the documented JSON shape")
+        let lockout = try XCTUnwrap(u["biometric_lockout"] as? [String: Any])
+        XCTAssertEqual(lockout["locked"] as? Bool, false)
+        XCTAssertTrue(lockout["until"] is NSNull)
+        XCTAssertEqual(u["passcode_required"] as? String, "first-use", "enrolled, passcode never entered")
         XCTAssertEqual(u["user"] as? String, user)
         XCTAssertEqual(u["enabled"] as? Bool, true)
         XCTAssertEqual(u["services"] as? [String: Bool], ["sudo": false])
@@ -183,6 +188,40 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(r.status, 0)
         XCTAssertTrue(r.stdout.contains("No users"), r.stdout)
         XCTAssertFalse(FileManager.default.fileExists(atPath: db))
+    }
+
+    func testPatternPasscodeIsDrawnAndStoredCanonically() throws {
+        let r = try cli(["passcode", "set", user, "--kind", "pattern", "--stdin"], stdin: "1369\n")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("path: 1 → 2 → 3 → 6 → 9"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("│ 1 │ 2 │ 3 │"), r.stdout)
+        let stored = try XCTUnwrap(Store.open(path: db, mode: .authenticate).loadUser(user)?.passcode)
+        XCTAssertEqual(stored.kind, .pattern)
+        XCTAssertTrue(try Passcode.verify(Secret(bytes: Array("12369".utf8))!, against: stored.hash))
+        let bad = try cli(["passcode", "set", user, "--kind", "pattern", "--stdin"], stdin: "1231\n")
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertTrue(bad.stderr.contains("point 1 is used twice"), bad.stderr)
+    }
+
+    func testResetClearsLockouts() throws {
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
+        let store = try Store.open(path: db, mode: .authenticate)
+        for _ in 0..<5 { try store.recordBiometricFailure(user: user, at: 1) }
+        for _ in 0..<6 { try store.recordPasscodeFailure(user: user, at: Int64(Date().timeIntervalSince1970)) }
+        let before = try json(try cli(["status", user, "--json"]))
+        let u = try XCTUnwrap((before["users"] as? [[String: Any]])?.first)
+        XCTAssertEqual((u["biometric_lockout"] as? [String: Any])?["locked"] as? Bool, true)
+        XCTAssertEqual((u["passcode_lockout"] as? [String: Any])?["locked"] as? Bool, true)
+        XCTAssertNotNil((u["passcode_lockout"] as? [String: Any])?["until"] as? String)
+        XCTAssertTrue(try cli(["status", user]).stdout.contains("fingerprint locked: yes, until the passcode is entered"))
+
+        XCTAssertEqual(try cli(["reset", user, "--biometric"]).status, 0)
+        XCTAssertEqual(try store.loadUser(user)?.biometricFailures, 0)
+        XCTAssertEqual(try store.loadUser(user)?.passcodeFailures, 6)
+        XCTAssertEqual(try cli(["reset", user]).status, 0)
+        XCTAssertEqual(try store.loadUser(user)?.passcodeFailures, 0)
+        XCTAssertEqual(try cli(["reset", user, "--biometric", "--passcode"]).status, 64)
+        XCTAssertEqual(try cli(["reset", "nobody-here"]).status, 1)
     }
 
     /// From a terminal: asked twice, nothing echoed (driven through a pseudo-terminal by expect).

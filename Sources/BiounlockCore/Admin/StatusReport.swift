@@ -1,14 +1,29 @@
 /// The shape of `biounlock status`, as text and as JSON. The JSON shape is documented in the
 /// README and pinned by a test: add fields, never rename or remove them.
 public enum StatusReport {
-    public static func json(store: String, users: [UserRecord]) -> JSON {
+    /// What is in force for a user now: lockouts and the passcode requirement.
+    public struct Now {
+        public var options: Options
+        public var time: Int64
+        public var bootID: String?
+        public init(options: Options, time: Int64, bootID: String?) { self.options = options; self.time = time; self.bootID = bootID }
+    }
+
+    public static func json(store: String, users: [UserRecord], now: Now) -> JSON {
         .object([
             ("store", .string(store)),
-            ("users", .array(users.map(json(user:)))),
+            ("users", .array(users.map { json(user: $0, now: now) })),
         ])
     }
 
-    public static func json(user r: UserRecord) -> JSON {
+    static func json(_ state: Lockouts.State, now: Now) -> JSON {
+        switch state {
+        case .open: return .object([("locked", .bool(false)), ("until", .null)])
+        case .locked(let until): return .object([("locked", .bool(true)), ("until", .optionalTime(until))])
+        }
+    }
+
+    public static func json(user r: UserRecord, now: Now) -> JSON {
         .object([
             ("user", .string(r.name)),
             ("enabled", .bool(r.enabled)),
@@ -22,10 +37,32 @@ public enum StatusReport {
             ("passcode_failures", .int(r.passcodeFailures)),
             ("last_success", .optionalTime(r.lastSuccess)),
             ("last_failure", .optionalTime(r.lastFailure)),
+            ("biometric_lockout", json(Lockouts.biometric(r, options: now.options, now: now.time), now: now)),
+            ("passcode_lockout", json(Lockouts.passcode(r, options: now.options, now: now.time), now: now)),
+            ("passcode_required", PasscodeRequirement.reason(r, options: now.options, now: now.time, bootID: now.bootID)
+                .map { .string(requirementName($0)) } ?? .null),
         ])
     }
 
-    public static func text(user r: UserRecord) -> String {
+    /// `boot`, `enrolment` or `age`: the rule that makes the passcode required.
+    static func requirementName(_ reason: Reason) -> String {
+        switch reason {
+        case .passcodeRequiredAfterEnrolment: return "enrolment"
+        case .passcodeRequiredAfterIdle: return "age"
+        case .passcodeRequiredFirstUse: return "first-use"
+        default: return "boot"
+        }
+    }
+
+    static func text(_ state: Lockouts.State, now: Now) -> String {
+        switch state {
+        case .open: return "no"
+        case .locked(nil): return "yes, until the passcode is entered (or biounlock reset)"
+        case .locked(let until?): return "yes, \(describeTimeLeft(until &- now.time)) left (until \(iso8601(until)))"
+        }
+    }
+
+    public static func text(user r: UserRecord, now: Now) -> String {
         var lines = ["\(r.name)"]
         lines.append("  biometric unlock: \(r.enabled ? "on" : "off")")
         for (service, on) in r.serviceOverrides.sorted(by: { $0.key < $1.key }) {
@@ -41,6 +78,10 @@ public enum StatusReport {
         }
         lines.append("  passcode: \(r.passcode.map { $0.kind.rawValue } ?? "not set")")
         lines.append("  consecutive failures: \(r.biometricFailures) finger, \(r.passcodeFailures) passcode")
+        lines.append("  fingerprint locked: \(text(Lockouts.biometric(r, options: now.options, now: now.time), now: now))")
+        lines.append("  passcode locked: \(text(Lockouts.passcode(r, options: now.options, now: now.time), now: now))")
+        let required = PasscodeRequirement.reason(r, options: now.options, now: now.time, bootID: now.bootID)
+        lines.append("  passcode required next: \(required.map { "yes (\(requirementName($0)))" } ?? "no")")
         lines.append("  last success: \(r.lastSuccess.map(iso8601) ?? "never")")
         lines.append("  last failure: \(r.lastFailure.map(iso8601) ?? "never")")
         return lines.joined(separator: "\n")

@@ -33,7 +33,88 @@ public struct Options: Equatable, Sendable {
     /// Verbose syslog (never secrets or templates).
     public var debug: Bool = false
 
+    /// Consecutive failed matches (across transactions and services) that lock biometrics.
+    public var biometricLockout: Int = 5
+    /// Under policy=biometrics (no biounlock passcode to unlock with): seconds until a biometric
+    /// lockout lifts by itself.
+    public var biometricUnlockSeconds: Int = 15 * 60
+    /// Consecutive wrong passcodes before the escalating waits start.
+    public var passcodeLockout: Int = 5
+    /// When the finger is skipped and the passcode (or, under policy=biometrics, the password)
+    /// is required.
+    public var requirePasscode: PasscodeRequirementRules = .default
+    /// Remote sessions: skip the finger (default) or allow it.
+    public var remote: RemoteRule = .skip
+    /// A closed laptop lid: skip the finger (default) or ignore the lid.
+    public var lid: LidRule = .skip
+    /// Where lid switches are read (one directory per lid, each with a `state` file).
+    public var lidPath: String = "/proc/acpi/button/lid"
+    /// Where systemd-logind keeps its session files (REMOTE=1 marks a remote session).
+    public var logindPath: String = "/run/systemd/sessions"
+    /// The touch prompt; `%s` becomes the PAM service.
+    public var reason: String = "Touch the fingerprint reader to authenticate for %s"
+
     public init() {}
+}
+
+public enum RemoteRule: String, CaseIterable, Sendable { case skip, allow }
+public enum LidRule: String, CaseIterable, Sendable { case skip, ignore }
+
+/// `require_passcode=`: which rules make the passcode required (LocalAuthentication's
+/// "passcode required after restart / after enrolment change / after 48 h").
+public struct PasscodeRequirementRules: Equatable, Sendable {
+    public var afterBoot: Bool
+    public var afterEnrolmentChange: Bool
+    /// Seconds since the last passcode after which it is required again; nil: never.
+    public var maximumAgeSeconds: Int?
+
+    public static let `default` = PasscodeRequirementRules(afterBoot: true, afterEnrolmentChange: true, maximumAgeSeconds: 72 * 3600)
+    public static let none = PasscodeRequirementRules(afterBoot: false, afterEnrolmentChange: false, maximumAgeSeconds: nil)
+
+    /// Parses `boot,enrolment,72h`, any subset of them, or `none`.
+    public init?(parsing text: String) {
+        if text == "none" { self = .none; return }
+        var rules = PasscodeRequirementRules.none
+        for word in text.split(separator: ",", omittingEmptySubsequences: false) {
+            switch word {
+            case "boot": rules.afterBoot = true
+            case "enrolment", "enrollment": rules.afterEnrolmentChange = true
+            default:
+                guard let seconds = parseDuration(String(word)), seconds > 0 else { return nil }
+                rules.maximumAgeSeconds = seconds
+            }
+        }
+        self = rules
+    }
+
+    public init(afterBoot: Bool, afterEnrolmentChange: Bool, maximumAgeSeconds: Int?) {
+        self.afterBoot = afterBoot; self.afterEnrolmentChange = afterEnrolmentChange; self.maximumAgeSeconds = maximumAgeSeconds
+    }
+
+    public var description: String {
+        var words: [String] = []
+        if afterBoot { words.append("boot") }
+        if afterEnrolmentChange { words.append("enrolment") }
+        if let age = maximumAgeSeconds { words.append(formatDuration(age)) }
+        return words.isEmpty ? "none" : words.joined(separator: ",")
+    }
+}
+
+/// Parses `90` (seconds), `30s`, `15m`, `72h` or `3d`, up to one year; nil otherwise.
+public func parseDuration(_ text: String) -> Int? {
+    guard let last = text.last else { return nil }
+    let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+    let (digits, unit) = units[last].map { (String(text.dropLast()), $0) } ?? (text, 1)
+    guard let n = boundedInteger(digits, in: 0...(366 * 86400)), n <= 366 * 86400 / unit else { return nil }
+    return n * unit
+}
+
+/// `72h`, `15m`, `90s`: the largest whole unit.
+public func formatDuration(_ seconds: Int) -> String {
+    if seconds % 86400 == 0 && seconds >= 86400 { return "\(seconds / 86400)d" }
+    if seconds % 3600 == 0 && seconds >= 3600 { return "\(seconds / 3600)h" }
+    if seconds % 60 == 0 && seconds >= 60 { return "\(seconds / 60)m" }
+    return "\(seconds)s"
 }
 
 /// One option key: its name, what it accepts (for messages and docs) and how it applies.
@@ -47,6 +128,7 @@ struct OptionKey: Sendable {
 extension Options {
     static let timeoutRange = 1...120
     static let maxTriesRange = 1...10
+    static let lockoutRange = 1...1000
 
     /// The table of keys shared by module arguments, the config file and the CLI.
     static let keys: [OptionKey] = [
@@ -77,6 +159,42 @@ extension Options {
         OptionKey(name: "max_tries", accepts: "\(maxTriesRange.lowerBound)-\(maxTriesRange.upperBound)") { o, v in
             guard let n = boundedInteger(v, in: maxTriesRange) else { return false }
             o.maxTries = n; return true
+        },
+        OptionKey(name: "bio_lockout", accepts: "\(lockoutRange.lowerBound)-\(lockoutRange.upperBound)") { o, v in
+            guard let n = boundedInteger(v, in: lockoutRange) else { return false }
+            o.biometricLockout = n; return true
+        },
+        OptionKey(name: "bio_unlock_time", accepts: "a duration such as 15m, 1h, 900") { o, v in
+            guard let v, let n = parseDuration(v), n > 0 else { return false }
+            o.biometricUnlockSeconds = n; return true
+        },
+        OptionKey(name: "passcode_lockout", accepts: "\(lockoutRange.lowerBound)-\(lockoutRange.upperBound)") { o, v in
+            guard let n = boundedInteger(v, in: lockoutRange) else { return false }
+            o.passcodeLockout = n; return true
+        },
+        OptionKey(name: "require_passcode", accepts: "none, or any of boot,enrolment,DURATION (e.g. 72h)") { o, v in
+            guard let v, let rules = PasscodeRequirementRules(parsing: v) else { return false }
+            o.requirePasscode = rules; return true
+        },
+        OptionKey(name: "remote", accepts: "skip|allow") { o, v in
+            guard let v, let r = RemoteRule(rawValue: v) else { return false }
+            o.remote = r; return true
+        },
+        OptionKey(name: "lid", accepts: "skip|ignore") { o, v in
+            guard let v, let r = LidRule(rawValue: v) else { return false }
+            o.lid = r; return true
+        },
+        OptionKey(name: "lid_path", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.lidPath = v; return true
+        },
+        OptionKey(name: "logind_path", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.logindPath = v; return true
+        },
+        OptionKey(name: "reason", accepts: "text of at most 200 bytes, %s for the service") { o, v in
+            guard let v, !v.isEmpty, v.utf8.count <= 200, v.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else { return false }
+            o.reason = v; return true
         },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {

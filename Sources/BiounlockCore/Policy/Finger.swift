@@ -32,5 +32,8 @@ public enum Finger: Int, CaseIterable, Sendable {
 
 /// How a transaction was decided.
 public enum AuthMethod: String, Sendable {
-    case fingerprint, passcode, none
+    case fingerprint, passcode
+    /// The Unix password, checked by the next module and seen afterwards in pam_sm_setcred.
+    case password
+    case none
 }

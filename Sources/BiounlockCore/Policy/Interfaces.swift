@@ -69,6 +69,16 @@ public struct UserRecord: Equatable, Sendable {
     public var passcodeFailures: Int
     public var lastSuccess: Int64?
     public var lastFailure: Int64?
+    /// When the last failed match / wrong passcode happened (lockout clocks start there).
+    public var biometricFailureAt: Int64?
+    public var passcodeFailureAt: Int64?
+    /// The last time the user proved themselves with the passcode (or, under policy=biometrics,
+    /// the password), the boot it happened in, and the enrolled set it saw.
+    public var passcodeSuccessAt: Int64?
+    public var passcodeBootID: String?
+    public var passcodeEnrolmentVersion: Int64?
+    /// Bumped by every change of the enrolled set (enrol, re-enrol, unenrol).
+    public var enrolmentVersion: Int64 = 0
 
     public init(name: String, enabled: Bool = false, serviceOverrides: [String: Bool] = [:], templates: [Template] = [],
                 passcode: StoredPasscode? = nil, biometricFailures: Int = 0, passcodeFailures: Int = 0,
@@ -110,13 +120,18 @@ public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible 
 /// What the policy chain needs from the store during one transaction.
 public protocol AuthStore: AnyObject {
     func loadUser(_ name: String) throws(StoreFailure) -> UserRecord?
-    /// Adds one failed match to the user's consecutive counter (atomically).
-    func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure)
-    /// Adds one wrong passcode to the user's consecutive counter (atomically).
-    func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure)
-    /// Resets the counters a success clears: a finger clears the biometric counter,
-    /// a passcode clears both (as on a phone, the passcode unlocks biometrics).
-    func recordSuccess(user: String, method: AuthMethod, at time: Int64) throws(StoreFailure)
+    /// Adds one failed match to the user's consecutive counter (atomically); returns the new count.
+    @discardableResult
+    func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) -> Int
+    /// Adds one wrong passcode to the user's consecutive counter (atomically); returns the new count.
+    @discardableResult
+    func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) -> Int
+    /// Resets the counters a success clears: a finger clears the biometric counter; a passcode
+    /// (or the password, seen through pam_sm_setcred) clears both -- as on a phone, the passcode
+    /// unlocks biometrics -- and records the boot and enrolled set it was entered in.
+    func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure)
+    /// Clears the biometric counter (a lockout that expired under policy=biometrics).
+    func resetBiometricFailures(user: String) throws(StoreFailure)
     func appendEvent(_ event: AuditEvent) throws(StoreFailure)
 }
 

@@ -2,8 +2,40 @@
 /// Each names the service, or says what happens next, so nobody approves something blind.
 public enum Messages {
     public static func touchPrompt(service: String) -> String {
-        "Touch the fingerprint reader to authenticate for \(service)"
+        touchPrompt(template: Options().reason, service: service)
     }
+
+    /// The `reason=` text with each `%s` replaced by the service.
+    public static func touchPrompt(template: String, service: String) -> String {
+        template.replacingAll("%s", with: service)
+    }
+
+    /// What the user falls back to: biounlock's passcode, or (policy=biometrics) the password.
+    static func fallbackNoun(_ policy: Policy) -> String { policy == .biometrics ? "password" : "passcode" }
+
+    public static func biometricsLocked(policy: Policy, timeLeft: Int64?) -> String {
+        let after = timeLeft.map { "try again in \(describeTimeLeft($0)) or " } ?? ""
+        return "Fingerprint locked after too many failed attempts: \(after)use your \(fallbackNoun(policy))."
+    }
+
+    public static func passcodeLocked(timeLeft: Int64) -> String {
+        "Too many wrong passcodes: try again in \(describeTimeLeft(timeLeft))."
+    }
+
+    public static func passcodeRequired(_ reason: Reason, policy: Policy, options: Options) -> String {
+        let noun = fallbackNoun(policy) == "password" ? "Password" : "Passcode"
+        switch reason {
+        case .passcodeRequiredFirstUse: return "\(noun) required: enter it once before using your finger."
+        case .passcodeRequiredAfterEnrolment: return "\(noun) required: the enrolled fingers have changed."
+        case .passcodeRequiredAfterIdle:
+            let age = options.requirePasscode.maximumAgeSeconds.map(formatDuration) ?? "a while"
+            return "\(noun) required: not entered for \(age)."
+        default: return "\(noun) required after a restart."
+        }
+    }
+
+    public static let skippedRemote = "Fingerprint skipped: remote session."
+    public static let skippedLid = "Fingerprint skipped: the lid is closed."
 
     public static func notRecognised(triesLeft: Int) -> String {
         triesLeft == 1 ? "Fingerprint not recognised. 1 try left." : "Fingerprint not recognised. \(triesLeft) tries left."
@@ -25,10 +57,30 @@ public enum Messages {
     public static let nothingEnrolled = "No fingerprint enrolled."
 
     public static func passcodePrompt(service: String, kind: PasscodeKind) -> String {
-        let noun = kind == .pin ? "PIN" : "passcode"
+        let noun: String
+        switch kind {
+        case .pin: noun = "PIN"
+        case .password: noun = "passcode"
+        case .pattern: noun = "pattern (digits 1-9)"
+        }
         return "biounlock \(noun) for \(service) (Enter alone for your password): "
     }
 
     public static let wrongPasscode = "Wrong passcode."
     public static let passcodeTooLong = "Passcode too long."
+}
+
+extension String {
+    /// Replaces every occurrence of `target` (no Foundation in this library).
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = ""
+        var rest = Substring(self)
+        while let range = rest.firstRange(of: target) {
+            out += rest[..<range.lowerBound]
+            out += replacement
+            rest = rest[range.upperBound...]
+        }
+        return out + rest
+    }
 }

@@ -15,6 +15,14 @@ public enum Reason: String, Sendable {
     case passcodeTooLong = "passcode-too-long"
     case passcodeUnusable = "passcode-unusable"
     case conversationFailed = "conversation-failed"
+    case biometricsLocked = "biometrics-locked"
+    case passcodeLocked = "passcode-locked"
+    case passcodeRequiredFirstUse = "passcode-required-first-use"
+    case passcodeRequiredAfterBoot = "passcode-required-boot"
+    case passcodeRequiredAfterEnrolment = "passcode-required-enrolment"
+    case passcodeRequiredAfterIdle = "passcode-required-idle"
+    case remoteSession = "remote-session"
+    case lidClosed = "lid-closed"
 }
 
 /// The chain's answer, one case per row of PRODUCT.md's return-code table.

@@ -18,9 +18,11 @@ public struct AuthRequest: Sendable {
 ///   1. account   the user must exist on the system              -> userUnknown
 ///   2. store     the store must open and be trusted             -> unavailable
 ///   3. toggle    biometric unlock enabled for this service?      -> notEnabled
-///   4. finger    touch the reader (max_tries, timeout)           -> success, or a FingerResult
-///   5. fallback  one decision from (policy, FingerResult)        -> maxTries / unavailable / passcode
-///   6. passcode  biounlock's own passcode (passcode policy only) -> success / denied / unavailable
+///   4. lockout   passcode locked (escalating waits)              -> denied, with the time left
+///   5. gates     biometrics locked, passcode required, remote session, lid closed -> skip the finger
+///   6. finger    touch the reader (max_tries, timeout)           -> success, or a FingerResult
+///   7. fallback  one decision from (policy, FingerResult)        -> maxTries / unavailable / passcode
+///   8. passcode  biounlock's own passcode (passcode policy only) -> success / denied / unavailable
 /// Whatever goes wrong inside a step falls towards the password (unavailable), never to success.
 public final class PolicyChain {
     public typealias StoreOpener = () -> Result<AuthStore, StoreFailure>
@@ -34,11 +36,16 @@ public final class PolicyChain {
     let lookupAccount: AccountLookup
     let clock: Clock
 
+    let sessionFacts: () -> SessionFacts
+    let bootID: () -> String?
+
     public init(options: Options, conversation: Conversation, logger: Logger, sensors: SensorProvider,
                 openStore: @escaping StoreOpener, lookupAccount: @escaping AccountLookup = Accounts.lookup,
-                clock: Clock = SystemClock()) {
+                clock: Clock = SystemClock(), sessionFacts: @escaping () -> SessionFacts = { SessionFacts() },
+                bootID: @escaping () -> String? = { SessionProbe.bootID() }) {
         self.options = options; self.conversation = conversation; self.logger = logger
         self.sensors = sensors; self.openStore = openStore; self.lookupAccount = lookupAccount; self.clock = clock
+        self.sessionFacts = sessionFacts; self.bootID = bootID
     }
 
     /// How the finger step ended when it did not match.
@@ -60,6 +67,8 @@ public final class PolicyChain {
 
     func decide(_ request: AuthRequest, store storeOut: inout AuthStore?) -> Decision {
         guard let account = lookupAccount(request.user) else {
+            // As slow as a wrong passcode, so that probing names tells nothing by time.
+            Passcode.burnEquivalentWork()
             return Decision(.userUnknown, .unknownUser)
         }
         let store: AuthStore
@@ -82,11 +91,56 @@ public final class PolicyChain {
             return Decision(.unavailable, .storeUnavailable)
         }
 
-        let finger = fingerStep(user: user, request: request, store: store)
+        let now = clock.now()
+        if options.policy == .biometricsOrPasscode, case .locked(let until?) = Lockouts.passcode(user, options: options, now: now) {
+            say(request, exchange: Messages.passcodeLocked(timeLeft: until &- now), isError: true)
+            return Decision(.denied, .passcodeLocked, method: .passcode)
+        }
+
+        let finger: FingerResult
+        if let gate = fingerGate(user: user, request: request, store: store, now: now) {
+            finger = .skipped(gate)
+        } else {
+            finger = fingerStep(user: user, request: request, store: store)
+        }
         return fallback(after: finger, user: user, request: request, store: store)
     }
 
-    // MARK: step 4: the finger
+    // MARK: step 5: the gates before the finger
+
+    /// Why the finger must not be asked for now (and says so), or nil to ask for it.
+    func fingerGate(user: UserRecord, request: AuthRequest, store: AuthStore, now: Int64) -> Reason? {
+        switch Lockouts.biometric(user, options: options, now: now) {
+        case .locked(let until):
+            say(request, exchange: Messages.biometricsLocked(policy: options.policy, timeLeft: until.map { $0 &- now }), isError: true)
+            return .biometricsLocked
+        case .open where user.biometricFailures >= options.biometricLockout:
+            // The lockout expired (policy=biometrics): start counting afresh.
+            do { try store.resetBiometricFailures(user: user.name) } catch {
+                logger.log(.error, "cannot reset the expired biometric lockout of \(user.name): \(error)")
+                return .storeUnavailable
+            }
+        case .open:
+            break
+        }
+        if let required = PasscodeRequirement.reason(user, options: options, now: now, bootID: bootID()) {
+            say(request, exchange: Messages.passcodeRequired(required, policy: options.policy, options: options))
+            return required
+        }
+        let facts = sessionFacts()
+        if options.remote == .skip, let why = facts.remote {
+            logger.log(.info, "finger skipped for \(user.name): \(why)")
+            say(request, notice: Messages.skippedRemote, isError: false)
+            return .remoteSession
+        }
+        if options.lid == .skip, facts.lidClosed {
+            say(request, notice: Messages.skippedLid, isError: false)
+            return .lidClosed
+        }
+        return nil
+    }
+
+    // MARK: step 6: the finger
 
     func fingerStep(user: UserRecord, request: AuthRequest, store: AuthStore) -> FingerResult {
         let templates = user.templates.filter { $0.sensor == options.sensor }
@@ -104,7 +158,7 @@ public final class PolicyChain {
         }
         defer { sensor.close() }
 
-        say(request, exchange: Messages.touchPrompt(service: request.service))
+        say(request, exchange: Messages.touchPrompt(template: options.reason, service: request.service))
         let deadline = Deadline.after(milliseconds: Int64(options.timeoutSeconds) * 1000, clock: clock)
         var wrong = 0
         while true {
@@ -113,12 +167,18 @@ public final class PolicyChain {
                 return .matched(finger)
             case .noMatch:
                 wrong += 1
+                let consecutive: Int
                 do {
-                    try store.recordBiometricFailure(user: user.name, at: clock.now())
+                    consecutive = try store.recordBiometricFailure(user: user.name, at: clock.now())
                 } catch {
                     // A failure we cannot count must not buy unlimited guesses: stop using the finger.
                     logger.log(.error, "cannot record failed match for \(user.name): \(error)")
                     return .skipped(.storeUnavailable)
+                }
+                if consecutive >= options.biometricLockout {
+                    let until = options.policy == .biometrics ? Int64(options.biometricUnlockSeconds) : nil
+                    say(request, exchange: Messages.biometricsLocked(policy: options.policy, timeLeft: until), isError: true)
+                    return .skipped(.biometricsLocked)
                 }
                 if wrong >= options.maxTries {
                     say(request, exchange: Messages.tooManyWrongFingers, isError: true)
@@ -138,7 +198,7 @@ public final class PolicyChain {
         }
     }
 
-    // MARK: step 5: the fallback decision, in one place
+    // MARK: step 7: the fallback decision, in one place
 
     func fallback(after finger: FingerResult, user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision {
         switch (options.policy, finger) {
@@ -154,11 +214,13 @@ public final class PolicyChain {
         }
     }
 
-    // MARK: step 6: the passcode
+    // MARK: step 8: the passcode
 
     func passcodeStep(user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision {
         guard let stored = user.passcode else {
-            // No biounlock passcode: the next module (pam_unix) asks for the password.
+            // No biounlock passcode: the next module (pam_unix) asks for the password -- after the
+            // same Argon2id work a wrong passcode costs, so the two cannot be told apart by time.
+            Passcode.burnEquivalentWork()
             return Decision(.unavailable, .noPasscode)
         }
         switch conversation.promptSecret(Messages.passcodePrompt(service: request.service, kind: stored.kind)) {
@@ -171,7 +233,10 @@ public final class PolicyChain {
             countPasscodeFailure(user: user.name, store: store)
             say(request, notice: Messages.passcodeTooLong)
             return Decision(.denied, .passcodeTooLong, method: .passcode)
-        case .answer(let secret):
+        case .answer(let typed):
+            // A pattern is compared in its canonical form; one that breaks the rules cannot match,
+            // but costs the same Argon2id work as any wrong passcode.
+            let secret = stored.kind.normalized(typed) ?? typed
             do {
                 if try Passcode.verify(secret, against: stored.hash) {
                     recordSuccess(user: user.name, method: .passcode, store: store)
@@ -197,7 +262,7 @@ public final class PolicyChain {
 
     func recordSuccess(user: String, method: AuthMethod, store: AuthStore) {
         // The decision stands even if the counters cannot be reset.
-        do { try store.recordSuccess(user: user, method: method, at: clock.now()) } catch {
+        do { try store.recordSuccess(user: user, method: method, at: clock.now(), bootID: bootID() ?? "") } catch {
             logger.log(.error, "cannot record success for \(user): \(error)")
         }
     }

@@ -5,6 +5,18 @@ import CSodium
 public enum PasscodeKind: String, CaseIterable, Sendable {
     case pin
     case password
+    /// A path on the 3x3 grid, typed as digits (see Pattern).
+    case pattern
+
+    /// The form that is hashed and verified: the canonical path for patterns, else as typed.
+    public func normalized(_ secret: Secret) -> Secret? {
+        switch self {
+        case .pin, .password: return secret
+        case .pattern:
+            if case .success(let canonical) = Pattern.canonicalSecret(secret) { return canonical }
+            return nil
+        }
+    }
 
     /// Why a candidate passcode is not acceptable for this kind, or nil when it is.
     public func problem(with secret: Secret) -> String? {
@@ -15,6 +27,8 @@ public enum PasscodeKind: String, CaseIterable, Sendable {
         case .password:
             if secret.count < 6 { return "a password needs at least 6 characters" }
             if !secret.allBytes({ $0 >= 0x20 && $0 != 0x7f }) { return "a password may not contain control characters" }
+        case .pattern:
+            if case .failure(let problem) = secret.withBytes({ Pattern.canonical(Array($0)) }) { return problem.description }
         }
         if secret.count > Secret.maximumLength { return "a passcode may be at most \(Secret.maximumLength) bytes" }
         return nil
@@ -90,7 +104,8 @@ public enum Passcode {
 
     /// Spends the same Argon2id work as a real verification, for users who have no hash,
     /// so that "no such passcode" and "wrong passcode" cannot be told apart by time.
-    public static func burnEquivalentWork(_ secret: Secret) {
-        _ = try? hash(secret)
+    public static func burnEquivalentWork() {
+        let dummy = Secret(bytes: Array("biounlock-timing-equaliser".utf8))
+        if let dummy { _ = try? hash(dummy) }
     }
 }

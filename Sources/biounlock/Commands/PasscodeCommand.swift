@@ -6,7 +6,7 @@ import BiounlockCore
 enum PasscodeCommand {
     static let set = CommandSpec(
         path: ["passcode", "set"], positionals: [("USER", false)],
-        options: [OptionSpec(name: "--kind", value: "KIND", help: "pin (digits, at least 4) or password (at least 6); default pin"),
+        options: [OptionSpec(name: "--kind", value: "KIND", help: "pin (digits, at least 4), password (at least 6) or pattern (3x3 grid path as digits 1-9); default pin"),
                   OptionSpec(name: "--stdin", value: nil, help: "read the passcode from one line of standard input")],
         abstract: "Set USER's passcode.",
         discussion: "From a terminal the passcode is asked twice, without echo. It is stored only as an Argon2id hash.",
@@ -21,22 +21,34 @@ enum PasscodeCommand {
         let account = try context.account(invocation.positionals[0])
         let kindName = invocation.value("--kind") ?? PasscodeKind.pin.rawValue
         guard let kind = PasscodeKind(rawValue: kindName) else {
-            throw UsageError("unknown kind '\(kindName)'; use pin or password", command: set)
+            throw UsageError("unknown kind '\(kindName)'; use pin, password or pattern", command: set)
         }
-        let secret: Secret
+        let typed: Secret
         if invocation.has("--stdin") {
-            secret = try SecretInput.readLine(fd: STDIN_FILENO)
+            typed = try SecretInput.readLine(fd: STDIN_FILENO)
         } else {
             guard isatty(STDIN_FILENO) != 0 else {
                 throw UsageError("standard input is not a terminal; pass --stdin to read the passcode from it", command: set)
             }
-            let noun = kind == .pin ? "PIN" : "password"
-            secret = try SecretInput.prompt("New \(noun) for \(account.name): ")
-            if let problem = kind.problem(with: secret) { throw CommandFailure("passcode not set: \(problem)") }
+            let noun = kind == .pin ? "PIN" : kind.rawValue
+            if kind == .pattern {
+                Output.line("Type the pattern as the digits of its points:\n" + Pattern.draw([1, 2, 3, 4, 5, 6, 7, 8, 9]).split(separator: "\n").dropLast().joined(separator: "\n"))
+            }
+            typed = try SecretInput.prompt("New \(noun) for \(account.name): ")
+            if let problem = kind.problem(with: typed) { throw CommandFailure("passcode not set: \(problem)") }
+            if kind == .pattern, case .success(let path) = typed.withBytes({ Pattern.canonical(Array($0)) }) {
+                Output.line(Pattern.draw(path))
+            }
             let again = try SecretInput.prompt("Repeat the \(noun): ")
-            guard secret.constantTimeEquals(again) else { throw CommandFailure("passcode not set: the two entries differ") }
+            guard let a = kind.normalized(typed), let b = kind.normalized(again), a.constantTimeEquals(b) else {
+                throw CommandFailure("passcode not set: the two entries differ")
+            }
         }
-        if let problem = kind.problem(with: secret) { throw CommandFailure("passcode not set: \(problem)") }
+        if let problem = kind.problem(with: typed) { throw CommandFailure("passcode not set: \(problem)") }
+        guard let secret = kind.normalized(typed) else { throw CommandFailure("passcode not set: not a valid \(kind.rawValue)") }
+        if kind == .pattern, invocation.has("--stdin"), case .success(let path) = secret.withBytes({ Pattern.canonical(Array($0)) }) {
+            Output.line(Pattern.draw(path))
+        }
         let hash: String
         do { hash = try Passcode.hash(secret) } catch { throw CommandFailure("cannot hash the passcode: \(error)") }
         let store = try context.openStore()

@@ -26,12 +26,13 @@ enum StatusCommand {
         } else if let name {
             records.append(UserRecord(name: name))
         }
+        let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID())
         if invocation.globals.json {
-            Output.line(StatusReport.json(store: context.options.storePath, users: records).serialized())
+            Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now).serialized())
         } else if records.isEmpty {
             Output.line("No users have biometric unlock set up (store: \(context.options.storePath)).")
         } else {
-            Output.line(records.map(StatusReport.text(user:)).joined(separator: "\n\n"))
+            Output.line(records.map { StatusReport.text(user: $0, now: now) }.joined(separator: "\n\n"))
         }
         return 0
     }

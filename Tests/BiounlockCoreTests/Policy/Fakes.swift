@@ -30,19 +30,33 @@ final class MemoryStore: AuthStore {
         if failReads { throw StoreFailure("read failed") }
         return users[name]
     }
-    func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) {
+    func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) -> Int {
         if failWrites { throw StoreFailure("disk full") }
         users[user, default: UserRecord(name: user)].biometricFailures += 1
+        users[user]?.biometricFailureAt = time
+        return users[user]?.biometricFailures ?? 0
     }
-    func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) {
+    func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) -> Int {
         if failWrites { throw StoreFailure("disk full") }
         users[user, default: UserRecord(name: user)].passcodeFailures += 1
+        users[user]?.passcodeFailureAt = time
+        return users[user]?.passcodeFailures ?? 0
     }
-    func recordSuccess(user: String, method: AuthMethod, at time: Int64) throws(StoreFailure) {
+    func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
         if failWrites { throw StoreFailure("disk full") }
         users[user]?.biometricFailures = 0
-        if method == .passcode { users[user]?.passcodeFailures = 0 }
         users[user]?.lastSuccess = time
+        if method == .passcode || method == .password {
+            users[user]?.passcodeFailures = 0
+            users[user]?.passcodeSuccessAt = time
+            users[user]?.passcodeBootID = bootID
+            let version = users[user]?.enrolmentVersion
+            users[user]?.passcodeEnrolmentVersion = version
+        }
+    }
+    func resetBiometricFailures(user: String) throws(StoreFailure) {
+        if failWrites { throw StoreFailure("disk full") }
+        users[user]?.biometricFailures = 0
     }
     func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
         if failWrites { throw StoreFailure("disk full") }

@@ -13,8 +13,13 @@ final class PolicyChainTests: XCTestCase {
     var logger = MemoryLogger()
     var options = Options()
 
+    var facts = SessionFacts()
+    var bootID: String? = "boot-1"
+    var clock = FixedClock()
+
     override func setUp() {
         options.sensor = .simulated
+        options.requirePasscode = .none // the rules have their own tests below
         store.users["alice"] = UserRecord(
             name: "alice", enabled: true,
             templates: [Template(finger: .rightIndex, sensor: .simulated, data: Array("alice-ri".utf8), created: 1)],
@@ -28,7 +33,7 @@ final class PolicyChainTests: XCTestCase {
             options: options, conversation: conversation, logger: logger, sensors: ScriptedSensors(sensor: sensor),
             openStore: { storeResult ?? .success(store) },
             lookupAccount: { ["alice", "bob", "root"].contains($0) ? Account(name: $0, uid: 1000) : nil },
-            clock: FixedClock())
+            clock: clock, sessionFacts: { self.facts }, bootID: { self.bootID })
         return chain.run(AuthRequest(user: user, service: service, tty: "pts/1", silent: silent))
     }
 
@@ -195,5 +200,117 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(event.method, .passcode); XCTAssertEqual(event.reason, "passcode-accepted")
         XCTAssertFalse("\(event)".contains("2468"))
         XCTAssertFalse(logger.text.contains("2468"))
+    }
+}
+
+/// The LocalAuthentication rules: lockouts, passcode required, context checks.
+extension PolicyChainTests {
+    func testBiometricLockoutAcrossTransactionsGoesStraightToThePasscode() {
+        options.biometricLockout = 5
+        conversation.replies = [.empty]
+        XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch, .noMatch])).outcome, .unavailable)
+        conversation = ScriptedConversation([.empty])
+        let second = ScriptedSensor([.noMatch, .noMatch, .match(.rightIndex)])
+        XCTAssertEqual(run(second).outcome, .unavailable, "locked at the 5th failure, mid-transaction")
+        XCTAssertEqual(second.verifyCalls, 2)
+        XCTAssertTrue(conversation.transcript.contains("ERROR: Fingerprint locked after too many failed attempts: use your passcode."))
+
+        conversation = ScriptedConversation([Self.secret("2468")])
+        let third = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(third).outcome, .success(.passcode))
+        XCTAssertEqual(third.verifyCalls, 0, "locked: the finger is not asked for")
+        XCTAssertEqual(store.users["alice"]?.biometricFailures, 0, "the passcode lifts the lockout")
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint))
+    }
+
+    func testBiometricLockoutUnderBiometricsPolicyLiftsAfterTheUnlockTime() {
+        options.policy = .biometrics
+        store.users["alice"]?.biometricFailures = 5
+        store.users["alice"]?.biometricFailureAt = clock.seconds - 60
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])), Decision(.unavailable, .biometricsLocked, method: .fingerprint))
+        XCTAssertTrue(conversation.transcript.contains("ERROR: Fingerprint locked after too many failed attempts: try again in 14 min or use your password."))
+        clock.seconds += 15 * 60
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint))
+    }
+
+    func testPasscodeLockoutRunsNoArgon2AndSaysHowLong() {
+        store.users["alice"]?.passcodeFailures = 5
+        store.users["alice"]?.passcodeFailureAt = clock.seconds - 10
+        conversation.replies = [Self.secret("2468")]
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(sensor), Decision(.denied, .passcodeLocked, method: .passcode))
+        XCTAssertEqual(conversation.transcript, ["ERROR: Too many wrong passcodes: try again in 50 s."])
+        XCTAssertEqual(sensor.verifyCalls, 0)
+        clock.seconds += 50
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
+    }
+
+    func testWrongPasscodesEscalate() {
+        for attempt in 1...6 {
+            conversation = ScriptedConversation([Self.secret("0000")])
+            let decision = run(ScriptedSensor([.timedOut]))
+            XCTAssertEqual(decision.reason, attempt == 6 ? .passcodeLocked : .wrongPasscode, "attempt \(attempt)")
+        }
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 5, "refused attempts are not counted")
+    }
+
+    func testPasscodeRequiredAfterBootSkipsTheFinger() {
+        options.requirePasscode = .default
+        conversation.replies = [Self.secret("2468")]
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(sensor).outcome, .success(.passcode))
+        XCTAssertEqual(sensor.verifyCalls, 0)
+        XCTAssertEqual(conversation.transcript.first, "INFO: Passcode required: enter it once before using your finger.")
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint), "satisfied until the next boot")
+        bootID = "boot-2"
+        conversation.replies = [.empty]
+        XCTAssertEqual(run(sensor), Decision(.unavailable, .passcodeDeclined, method: .passcode))
+    }
+
+    func testPasscodeRequiredAfterEnrolmentChangeUnderBiometricsPolicyIsUnavailable() {
+        options.policy = .biometrics
+        options.requirePasscode = PasscodeRequirementRules(parsing: "enrolment")!
+        store.users["alice"]?.enrolmentVersion = 2
+        store.users["alice"]?.passcodeEnrolmentVersion = 1
+        store.users["alice"]?.passcodeSuccessAt = clock.seconds - 60
+        let decision = run(ScriptedSensor([.match(.rightIndex)]))
+        XCTAssertEqual(decision, Decision(.unavailable, .passcodeRequiredAfterEnrolment, method: .fingerprint))
+        XCTAssertEqual(conversation.transcript, ["INFO: Password required: the enrolled fingers have changed."])
+        XCTAssertTrue(PasswordWitness.handsOnToPassword(decision))
+        PasswordWitness.recordPasswordSuccess(user: "alice", store: store, logger: logger, clock: clock, bootID: "boot-1")
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint), "the password satisfied the rule")
+    }
+
+    func testRemoteSessionsAndClosedLidsSkipTheFinger() {
+        facts = SessionFacts(remote: "SSH_CONNECTION")
+        conversation.replies = [Self.secret("2468")]
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(sensor).outcome, .success(.passcode))
+        XCTAssertEqual(sensor.verifyCalls, 0)
+        XCTAssertEqual(conversation.transcript.first, "INFO: Fingerprint skipped: remote session.")
+        options.remote = .allow
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
+
+        facts = SessionFacts(lidClosed: true)
+        options.policy = .biometrics
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])), Decision(.unavailable, .lidClosed, method: .fingerprint))
+        options.lid = .ignore
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint))
+    }
+
+    func testPatternPasscodesAreComparedCanonically() throws {
+        let hash = try Passcode.hash(try Pattern.canonicalSecret(Secret(bytes: Array("12369".utf8))!).get(), opsLimit: 1, memLimit: 8192)
+        store.users["alice"]?.passcode = StoredPasscode(hash: hash, kind: .pattern)
+        conversation.replies = [Self.secret("1369")]
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .success(.passcode))
+        XCTAssertTrue(conversation.transcript.contains("PROMPT: biounlock pattern (digits 1-9) for sudo (Enter alone for your password): "))
+        conversation.replies = [Self.secret("1231")]
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .denied)
+    }
+
+    func testReasonSetsTheTouchPrompt() {
+        options.reason = "Approve %s: touch the reader"
+        _ = run(ScriptedSensor([.match(.rightIndex)]), service: "polkit-1")
+        XCTAssertEqual(conversation.transcript.first, "INFO: Approve polkit-1: touch the reader")
     }
 }

@@ -3,6 +3,7 @@
  * load the built pam_biounlock.so exactly as sudo would, without touching /etc/pam.d.
  *
  *   pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]
+ *               [--rhost HOST] [--tty TTY] [--env NAME=VALUE]...
  *
  * Conversation: every message is printed as "INFO: ...", "ERROR: ...", "PROMPT_OFF: ..." or
  * "PROMPT_ON: ..."; prompts take the next --answer in order. Special answers:
@@ -76,7 +77,9 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
 }
 
 int main(int argc, char **argv) {
-    const char *confdir = NULL, *service = NULL, *user = NULL;
+    const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL;
+    const char *env[16];
+    int env_count = 0;
     int flags = 0, setcred = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--confdir") == 0 && i + 1 < argc) confdir = argv[++i];
@@ -85,6 +88,9 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--answer") == 0 && i + 1 < argc && answer_count < 64) answers[answer_count++] = argv[++i];
         else if (strcmp(argv[i], "--silent") == 0) flags |= PAM_SILENT;
         else if (strcmp(argv[i], "--setcred") == 0) setcred = 1;
+        else if (strcmp(argv[i], "--rhost") == 0 && i + 1 < argc) rhost = argv[++i];
+        else if (strcmp(argv[i], "--tty") == 0 && i + 1 < argc) tty = argv[++i];
+        else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc && env_count < 16) env[env_count++] = argv[++i];
         else { fprintf(stderr, "pam-harness: unknown or incomplete argument %s\n", argv[i]); return 64; }
     }
     if (!confdir || !service || !user) {
@@ -95,6 +101,9 @@ int main(int argc, char **argv) {
     pam_handle_t *pamh = NULL;
     int rc = pam_start_confdir(service, user, &conv, confdir, &pamh);
     if (rc != PAM_SUCCESS) { printf("START %d %s\n", rc, code_name(rc)); return 2; }
+    if (rhost) pam_set_item(pamh, PAM_RHOST, rhost);
+    if (tty) pam_set_item(pamh, PAM_TTY, tty);
+    for (int i = 0; i < env_count; i++) pam_putenv(pamh, env[i]);
     rc = pam_authenticate(pamh, flags);
     printf("RESULT %d %s\n", rc, code_name(rc));
     if (setcred) {

@@ -1,0 +1,68 @@
+/// Lockouts, as pure functions of a user's record and the time, so the module, the CLI's
+/// `status` and the tests agree on them.
+///
+/// - Biometric lockout: `bio_lockout` consecutive failed matches lock the finger until a
+///   passcode succeeds (or `biounlock reset`). Under policy=biometrics there is no biounlock
+///   passcode, so it also lifts `bio_unlock_time` after the last failed match.
+/// - Passcode lockout: from the `passcode_lockout`-th consecutive wrong passcode on, each one
+///   starts a wait: 1 min, 5 min, 15 min, then 60 min each. While it runs, no passcode is checked
+///   (no Argon2id work) and the answer is PAM_AUTH_ERR with the time left.
+/// Counters live in the store, so both survive reboots.
+public enum Lockouts {
+    public enum State: Equatable, Sendable {
+        case open
+        /// Locked; `until` is when it lifts by itself (nil: only a passcode or an admin lifts it).
+        case locked(until: Int64?)
+    }
+
+    public static func biometric(_ record: UserRecord, options: Options, now: Int64) -> State {
+        guard record.biometricFailures >= options.biometricLockout else { return .open }
+        guard options.policy == .biometrics else { return .locked(until: nil) }
+        let until = (record.biometricFailureAt ?? 0) &+ Int64(options.biometricUnlockSeconds)
+        return now < until ? .locked(until: until) : .open
+    }
+
+    /// Waits after the n-th consecutive wrong passcode past the threshold.
+    public static let passcodeWaits: [Int64] = [60, 5 * 60, 15 * 60, 60 * 60]
+
+    public static func passcodeWait(afterFailures failures: Int, threshold: Int) -> Int64 {
+        guard failures >= threshold else { return 0 }
+        let index = min(failures - threshold, passcodeWaits.count - 1)
+        return passcodeWaits[max(0, index)]
+    }
+
+    public static func passcode(_ record: UserRecord, options: Options, now: Int64) -> State {
+        let wait = passcodeWait(afterFailures: record.passcodeFailures, threshold: options.passcodeLockout)
+        guard wait > 0 else { return .open }
+        let until = (record.passcodeFailureAt ?? 0) &+ wait
+        return now < until ? .locked(until: until) : .open
+    }
+}
+
+/// Why the passcode is required before the finger may be used again (or nil).
+public enum PasscodeRequirement {
+    public static func reason(_ record: UserRecord, options: Options, now: Int64, bootID: String?) -> Reason? {
+        let rules = options.requirePasscode
+        if rules != .none && record.passcodeSuccessAt == nil { return .passcodeRequiredFirstUse }
+        if rules.afterBoot {
+            // An unreadable boot id counts as a new boot: fail towards the passcode.
+            guard let bootID, record.passcodeBootID == bootID else { return .passcodeRequiredAfterBoot }
+        }
+        if rules.afterEnrolmentChange, record.passcodeEnrolmentVersion != record.enrolmentVersion {
+            return .passcodeRequiredAfterEnrolment
+        }
+        if let maximum = rules.maximumAgeSeconds {
+            guard let last = record.passcodeSuccessAt, now &- last <= Int64(maximum) else { return .passcodeRequiredAfterIdle }
+        }
+        return nil
+    }
+}
+
+/// "4 min", "1 h 5 min", "30 s": time left, rounded up to the minute past one minute.
+public func describeTimeLeft(_ seconds: Int64) -> String {
+    if seconds < 60 { return "\(max(seconds, 1)) s" }
+    let minutes = (seconds + 59) / 60
+    if minutes < 60 { return "\(minutes) min" }
+    let hours = minutes / 60, rest = minutes % 60
+    return rest == 0 ? "\(hours) h" : "\(hours) h \(rest) min"
+}

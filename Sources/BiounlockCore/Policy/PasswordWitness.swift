@@ -1,0 +1,28 @@
+/// Under policy=biometrics -- and whenever a user falls back from biounlock to the Unix
+/// password -- biounlock never sees the password, yet a correct password must count as "the
+/// passcode was entered": it lifts the biometric lockout and satisfies the passcode-required
+/// rules (that is how the first login after boot works with a finger-only policy).
+///
+/// The module learns it in pam_sm_setcred, which libpam callers invoke only after the whole
+/// auth stack succeeded: pam_sm_authenticate leaves a note when it handed the user on to the
+/// password, and pam_sm_setcred records the success if the note names the same user.
+public enum PasswordWitness {
+    /// Whether the stack goes on to the password after this decision.
+    public static func handsOnToPassword(_ decision: Decision) -> Bool {
+        switch decision.outcome {
+        case .unavailable, .maxTries: return decision.reason != .storeUnavailable
+        case .success, .notEnabled, .denied, .userUnknown, .conversationFailed: return false
+        }
+    }
+
+    /// Records the password success. Never throws into the host: failures are logged.
+    public static func recordPasswordSuccess(user: String, store: AuthStore, logger: Logger, clock: Clock = SystemClock(),
+                                             bootID: String? = SessionProbe.bootID()) {
+        do {
+            try store.recordSuccess(user: user, method: .password, at: clock.now(), bootID: bootID ?? "")
+            logger.log(.info, "user=\(sanitizedForLog(user)) password accepted by the stack: counters cleared, passcode rules satisfied")
+        } catch {
+            logger.log(.error, "cannot record the password success of \(sanitizedForLog(user)): \(error)")
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Glibc
+
+/// Facts about the session that decide whether the finger is asked for at all.
+public struct SessionFacts: Equatable, Sendable {
+    /// Why the session looks remote (for the log), or nil when it looks local.
+    public var remote: String?
+    public var lidClosed: Bool
+    public init(remote: String? = nil, lidClosed: Bool = false) { self.remote = remote; self.lidClosed = lidClosed }
+}
+
+/// Reads the session facts. Everything the caller controls (environment, PAM_RHOST) can only make
+/// biounlock *skip* the finger, never grant anything: a forged value fails towards the password.
+public enum SessionProbe {
+    /// Names that mean "this machine" in PAM_RHOST. sudo sets PAM_RHOST to the local host name.
+    static let localNames: Set<String> = ["localhost", "localhost.localdomain", "localhost6", "::1", "ip6-localhost"]
+
+    /// - Parameters:
+    ///   - environment: looks a variable up in the PAM environment, then the process environment.
+    public static func facts(rhost: String, environment: (String) -> String?, options: Options,
+                             hostname: String? = SessionProbe.hostname()) -> SessionFacts {
+        SessionFacts(remote: remoteReason(rhost: rhost, environment: environment, logindPath: options.logindPath, hostname: hostname),
+                     lidClosed: lidClosed(at: options.lidPath))
+    }
+
+    public static func remoteReason(rhost: String, environment: (String) -> String?, logindPath: String, hostname: String?) -> String? {
+        if !rhost.isEmpty && !isLocal(rhost, hostname: hostname) { return "PAM_RHOST=\(sanitizedForLog(rhost))" }
+        for name in ["SSH_CONNECTION", "SSH_CLIENT"] {
+            if let value = environment(name), !value.isEmpty { return name }
+        }
+        if let id = sessionID(environment: environment), logindSaysRemote(sessionID: id, logindPath: logindPath) {
+            return "logind session \(id) is remote"
+        }
+        return nil
+    }
+
+    static func isLocal(_ rhost: String, hostname: String?) -> Bool {
+        let host = rhost.lowercased()
+        if localNames.contains(host) || host.hasPrefix("127.") || host == "::ffff:127.0.0.1" { return true }
+        if let hostname, !hostname.isEmpty {
+            let own = hostname.lowercased()
+            if host == own || host.hasPrefix(own + ".") { return true }
+        }
+        return false
+    }
+
+    /// The logind session id: XDG_SESSION_ID, else the audit session id. Only short alphanumeric
+    /// ids are used (the value comes from the caller and becomes part of a path).
+    static func sessionID(environment: (String) -> String?) -> String? {
+        func valid(_ s: String) -> Bool {
+            !s.isEmpty && s.utf8.count <= 32 && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) }
+        }
+        if let id = environment("XDG_SESSION_ID"), valid(id) { return id }
+        if case .success(let text) = readSmallFile("/proc/self/sessionid") {
+            let id = OptionParser.trim(text.filter { $0 != "\n" })
+            if valid(id) && id != "4294967295" { return id }
+        }
+        return nil
+    }
+
+    static func logindSaysRemote(sessionID: String, logindPath: String) -> Bool {
+        guard case .success(let text) = readSmallFile(logindPath + "/" + sessionID) else { return false }
+        return text.split(whereSeparator: \.isNewline).contains("REMOTE=1")
+    }
+
+    /// Whether any lid under `path` (e.g. /proc/acpi/button/lid/LID0/state) reads "closed".
+    public static func lidClosed(at path: String) -> Bool {
+        guard let dir = opendir(path) else { return false }
+        defer { closedir(dir) }
+        var seen = 0
+        while seen < 16, let entry = readdir(dir) {
+            seen += 1
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(".") { continue }
+            if case .success(let state) = readSmallFile(path + "/" + name + "/state"), state.contains("closed") {
+                return true
+            }
+        }
+        return false
+    }
+
+    public static func hostname() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The kernel's id for this boot (changes at every boot).
+    public static func bootID(path: String = "/proc/sys/kernel/random/boot_id") -> String? {
+        guard case .success(let text) = readSmallFile(path) else { return nil }
+        let id = OptionParser.trim(text.filter { $0 != "\n" })
+        return id.isEmpty ? nil : id
+    }
+}
+
+/// Reads at most 4 KiB of a kernel or runtime file (no trust checks: these only ever make
+/// biounlock skip the finger).
+func readSmallFile(_ path: String) -> Result<String, FileTrustProblem> {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+    guard fd >= 0 else { return .failure(.unreadable(path, errno: errno)) }
+    defer { close(fd) }
+    var st = stat()
+    guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .failure(.notRegularFile(path)) }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    var n = 0
+    repeat { n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } } while n < 0 && errno == EINTR
+    guard n >= 0 else { return .failure(.unreadable(path, errno: errno)) }
+    return .success(String(decoding: buffer[0..<n], as: UTF8.self))
+}
