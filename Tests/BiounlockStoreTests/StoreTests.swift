@@ -140,7 +140,7 @@ final class StoreTests: XCTestCase {
 
     func testConcurrentFailuresAreCountedExactlyAcrossConnections() throws {
         _ = try Store.open(path: path, mode: .administer)
-        let workers = 8, each = 10
+        let workers = 50, each = 1 // 50 first-ever failures at once, on a row that does not exist yet
         let errors = Locked(0)
         DispatchQueue.concurrentPerform(iterations: workers) { _ in
             do {
