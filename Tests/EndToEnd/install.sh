@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# scripts/install and scripts/uninstall into a staging directory (--destdir): every file in
+# its place with the right mode, the example config only when absent, the store directory
+# 0700, the libfprint helper when the build has one, and uninstall removing exactly what
+# install put there (the config and the store stay unless --purge). Never touches /.
+#
+#   bash Tests/EndToEnd/install.sh      (BUILD_DIR defaults to the repo's build/)
+# Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed"; exits 0 only if all passed.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$repo/build}"
+
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "ok - $1"; }
+fail() { failed=$((failed + 1)); echo "not ok - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/#   /'; }
+check() { local desc=$1; shift; if "$@"; then pass "$desc"; else fail "$desc"; fi; }
+finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]; exit $?; }
+
+tmp="$(mktemp -d /tmp/biounlock-install.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+triplet="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)"
+security="/lib/$triplet/security"
+
+if [ ! -f "$BUILD_DIR/pam_biounlock.so" ] || [ ! -x "$BUILD_DIR/biounlock" ]; then
+    fail "a build exists in $BUILD_DIR (run ./scripts/build)"; finish
+fi
+# A build directory with a stand-in for the libfprint helper another branch adds.
+mkdir -p "$tmp/build"
+cp "$BUILD_DIR/pam_biounlock.so" "$BUILD_DIR/biounlock" "$tmp/build/"
+printf '#!/bin/sh\necho helper\n' >"$tmp/build/biounlock-fprint"
+
+mode_of() { stat -c '%a' "$1" 2>/dev/null; }
+has_mode() { [ "$(mode_of "$1")" = "$2" ]; }
+
+# ---- /usr/local (the default prefix), with the helper ----
+d="$tmp/root"
+if out="$("$repo/scripts/install" --destdir "$d" --build-dir "$tmp/build" 2>&1)"; then
+    pass "scripts/install --destdir exits 0"
+else
+    fail "scripts/install --destdir exits 0" "$out"; finish
+fi
+check "module in the multiarch security dir ($security/pam_biounlock.so, 0644)" has_mode "$d$security/pam_biounlock.so" 644
+check "module is the build's, byte for byte" cmp -s "$d$security/pam_biounlock.so" "$BUILD_DIR/pam_biounlock.so"
+check "CLI in the prefix's sbin (/usr/local/sbin/biounlock, 0755)" has_mode "$d/usr/local/sbin/biounlock" 755
+check "libfprint helper at /usr/libexec/biounlock/biounlock-fprint (0755) when the build has one" \
+    has_mode "$d/usr/libexec/biounlock/biounlock-fprint" 755
+check "man pages biounlock(8), pam_biounlock(8), biounlock.conf(5) under the prefix" \
+    test -s "$d/usr/local/share/man/man8/biounlock.8" -a -s "$d/usr/local/share/man/man8/pam_biounlock.8" -a -s "$d/usr/local/share/man/man5/biounlock.conf.5"
+check "pam-auth-update profile at /usr/share/pam-configs/biounlock (0644)" has_mode "$d/usr/share/pam-configs/biounlock" 644
+check "example config installed as /etc/security/biounlock.conf (0644)" \
+    eval 'has_mode "$d/etc/security/biounlock.conf" 644 && cmp -s "$d/etc/security/biounlock.conf" "$repo/pam.d/biounlock.conf.example"'
+check "store directory /var/lib/biounlock is 0700" has_mode "$d/var/lib/biounlock" 700
+check "nothing written to /etc/pam.d" test ! -e "$d/etc/pam.d"
+
+# Installing again keeps an edited config and repairs the store directory's mode.
+echo "timeout = 7" >"$d/etc/security/biounlock.conf"
+chmod 0755 "$d/var/lib/biounlock"
+"$repo/scripts/install" --destdir "$d" --build-dir "$tmp/build" >"$tmp/again.log" 2>&1
+check "installing again leaves an existing /etc/security/biounlock.conf alone" \
+    eval 'grep -qx "timeout = 7" "$d/etc/security/biounlock.conf" && grep -q "exists: left as it is" "$tmp/again.log"'
+check "installing again puts /var/lib/biounlock back to 0700" has_mode "$d/var/lib/biounlock" 700
+
+# The profile is what pam-auth-update expects: Primary auth, before pam_unix (priority > 256).
+profile="$d/usr/share/pam-configs/biounlock"
+check "profile: Auth-Type Primary, Priority above pam_unix's 256, Default no" \
+    eval 'grep -qx "Auth-Type: Primary" "$profile" && [ "$(sed -n "s/^Priority: //p" "$profile")" -gt 256 ] && grep -qx "Default: no" "$profile"'
+check "profile: the README's control line, with success=end for pam-auth-update to turn into a jump" \
+    grep -qP '^\t\[success=end ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die\]\tpam_biounlock\.so$' "$profile"
+
+# ---- uninstall ----
+"$repo/scripts/uninstall" --destdir "$d" >"$tmp/uninstall.log" 2>&1
+left="$(cd "$d" && find . -type f | sort)"
+check "scripts/uninstall removes every installed file but the config" test "$left" = "./etc/security/biounlock.conf"
+check "scripts/uninstall keeps the store directory" test -d "$d/var/lib/biounlock"
+"$repo/scripts/uninstall" --destdir "$d" --purge >"$tmp/purge.log" 2>&1
+check "scripts/uninstall --purge removes the config and the store directory" \
+    test ! -e "$d/etc/security/biounlock.conf" -a ! -e "$d/var/lib/biounlock"
+
+# ---- --prefix /usr (the package's layout), no helper in the build ----
+rm "$tmp/build/biounlock-fprint"
+d2="$tmp/usr"
+"$repo/scripts/install" --prefix /usr --destdir "$d2" --build-dir "$tmp/build" >"$tmp/usr.log" 2>&1
+check "--prefix /usr: CLI in /usr/sbin, man pages in /usr/share/man, module still in $security" \
+    test -x "$d2/usr/sbin/biounlock" -a -s "$d2/usr/share/man/man8/biounlock.8" -a -f "$d2$security/pam_biounlock.so"
+check "no helper in the build: nothing in /usr/libexec/biounlock" test ! -e "$d2/usr/libexec/biounlock"
+
+# ---- usage ----
+"$repo/scripts/install" --bogus >/dev/null 2>&1
+check "scripts/install with an unknown argument exits 64" test $? -eq 64
+
+finish

@@ -1,0 +1,65 @@
+# shellcheck shell=bash
+# scripts/lib/paths.sh: where biounlock's files go, shared by scripts/install, scripts/uninstall
+# and scripts/package so that all three agree.
+#
+# Set PREFIX and DESTDIR, source this file, call paths_init; then use the variables below.
+# Only the CLI and the man pages follow PREFIX. Everything that PAM, pam-auth-update or the
+# module look up by a fixed name stays at that name whatever the prefix:
+#   PAM_MODULE_DIR  /lib/<multiarch>/security   where libpam loads modules from (Debian 12 keeps
+#                                              them under /lib; /lib is /usr/lib with merged /usr)
+#   LIBEXEC_DIR     /usr/libexec/biounlock      the libfprint helper the module starts
+#   PAM_CONFIGS_DIR /usr/share/pam-configs      pam-auth-update's profiles
+#   CONFIG_FILE     /etc/security/biounlock.conf
+#   STATE_DIR       /var/lib/biounlock          the store's directory (0700, root)
+# All of them are prefixed with DESTDIR (staging for a package), which is empty for a real install.
+
+# Prints the Debian multiarch triplet of the host (x86_64-linux-gnu on amd64).
+paths_multiarch() {
+    local t=""
+    if command -v dpkg-architecture >/dev/null 2>&1; then
+        t="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || true)"
+    fi
+    if [ -z "$t" ] && command -v gcc >/dev/null 2>&1; then
+        t="$(gcc -print-multiarch 2>/dev/null || true)"
+    fi
+    if [ -z "$t" ] && command -v dpkg >/dev/null 2>&1; then
+        case "$(dpkg --print-architecture 2>/dev/null)" in
+            amd64) t=x86_64-linux-gnu ;;
+            arm64) t=aarch64-linux-gnu ;;
+            armhf) t=arm-linux-gnueabihf ;;
+            i386) t=i386-linux-gnu ;;
+            ppc64el) t=powerpc64le-linux-gnu ;;
+            s390x) t=s390x-linux-gnu ;;
+            riscv64) t=riscv64-linux-gnu ;;
+        esac
+    fi
+    [ -n "$t" ] || { echo "cannot tell the multiarch triplet (no dpkg-architecture, gcc or dpkg)" >&2; return 1; }
+    printf '%s\n' "$t"
+}
+
+paths_init() {
+    PREFIX="${PREFIX:-/usr/local}"
+    DESTDIR="${DESTDIR:-}"
+    case "$PREFIX" in /*) ;; *) echo "--prefix must be an absolute path: $PREFIX" >&2; return 1 ;; esac
+    case "$DESTDIR" in ""|/*) ;; *) DESTDIR="$(pwd)/$DESTDIR" ;; esac
+    DESTDIR="${DESTDIR%/}"
+    PREFIX="${PREFIX%/}"
+    MULTIARCH="$(paths_multiarch)" || return 1
+    PAM_MODULE_DIR="/lib/$MULTIARCH/security"
+    SBIN_DIR="$PREFIX/sbin"
+    LIBEXEC_DIR="/usr/libexec/biounlock"
+    MAN_DIR="$PREFIX/share/man"
+    PAM_CONFIGS_DIR="/usr/share/pam-configs"
+    CONFIG_FILE="/etc/security/biounlock.conf"
+    STATE_DIR="/var/lib/biounlock"
+    # Every file scripts/install may put in place (without DESTDIR); scripts/uninstall removes these.
+    INSTALLED_FILES=(
+        "$PAM_MODULE_DIR/pam_biounlock.so"
+        "$SBIN_DIR/biounlock"
+        "$LIBEXEC_DIR/biounlock-fprint"
+        "$MAN_DIR/man8/biounlock.8"
+        "$MAN_DIR/man8/pam_biounlock.8"
+        "$MAN_DIR/man5/biounlock.conf.5"
+        "$PAM_CONFIGS_DIR/biounlock"
+    )
+}
