@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# End-to-end on a clean Debian 12 root: the .deb from scripts/package installs without the
+# Swift toolchain, pam-auth-update turns it on and off (byte for byte), and the REAL login,
+# su and sudo of that root authenticate a test user by a simulated touch and by the biounlock
+# PIN on a terminal (expect), and fall through to the Unix password when biometric unlock is
+# off; then apt remove / purge leave the PAM stack as it was.
+#
+#   bash Tests/EndToEnd/cleanroot.sh     (as root; BUILD_DIR defaults to the repo's build/)
+#
+# The root: debootstrap --variant=minbase bookworm from this machine's apt mirror, plus sudo
+# and expect, plus the package's dependencies downloaded (not installed), cached as a tarball
+# in /var/cache/biounlock-test/ keyed by a hash of those package lists (scripts/lib/cleanroot.sh;
+# CLEANROOT_REBUILD=1 makes a new one). Each run unpacks a fresh copy under /tmp and runs
+# Tests/EndToEnd/cleanroot/inside.sh in it with `unshare --mount --pid --fork` + chroot: the
+# host's /etc and PAM stack are never touched (checked at the end). Every wait is bounded.
+# CLEANROOT_KEEP=1 keeps the unpacked root and the terminal transcripts of every scenario.
+# Cold (no tarball): about 1-2 minutes more than warm, depending on the mirror; warm: about 1 minute.
+#
+# Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed"; exits 0 only if all passed.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$repo/build}"
+# shellcheck source=../../scripts/lib/cleanroot.sh
+source "$repo/scripts/lib/cleanroot.sh"
+
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "ok - $1"; }
+fail() {
+    failed=$((failed + 1)); echo "not ok - $1"; shift
+    local f
+    for f in "$@"; do [ -f "$f" ] && { echo "#   --- ${f##*/}"; tail -n 30 "$f" | sed 's/^/#   | /'; }; done
+}
+finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]; exit $?; }
+
+host_state() {
+    local f
+    for f in /etc/passwd /etc/group /etc/shadow /etc/sudoers /etc/security/biounlock.conf /etc/pam.d/* \
+        /usr/share/pam-configs/* /lib/*/security/pam_biounlock.so /var/lib/biounlock /var/lib/pam/*; do
+        if [ -f "$f" ]; then printf '%s %s\n' "$f" "$(sha256sum <"$f" | cut -c1-16)"; elif [ -e "$f" ]; then echo "$f exists"; fi
+    done
+}
+
+[ "$(id -u)" -eq 0 ] || { fail "runs as root (debootstrap, unshare, chroot)"; finish; }
+for tool in debootstrap zstd unshare chroot dpkg-deb dpkg-shlibdeps scdoc; do
+    command -v "$tool" >/dev/null 2>&1 || { fail "tool '$tool' is installed (run ./scripts/deps)"; finish; }
+done
+started=$SECONDS
+host_before="$(host_state)"
+tmp="$(mktemp -d /tmp/biounlock-cleanroot.XXXXXX)"
+# CLEANROOT_KEEP=1 keeps the root and every transcript (in $tmp/root/root/out) for a look.
+if [ "${CLEANROOT_KEEP:-0}" = 1 ]; then trap 'echo "# kept $tmp"' EXIT; else trap 'rm -rf --one-file-system "$tmp"' EXIT; fi
+
+# ---- the package ----
+if "$repo/scripts/package" --build-dir "$BUILD_DIR" --out "$tmp/dist" --no-lintian >"$tmp/package.log" 2>&1; then
+    pass "scripts/package builds the .deb from $BUILD_DIR"
+else
+    fail "scripts/package builds the .deb from $BUILD_DIR" "$tmp/package.log"; finish
+fi
+deb="$(ls "$tmp"/dist/biounlock_*_*.deb)"
+depends="$(dpkg-deb -f "$deb" Depends)"
+if printf '%s' "$depends" | grep -q 'libpam0g' && printf '%s' "$depends" | grep -q 'libsodium23' \
+    && printf '%s' "$depends" | grep -q 'libsqlite3-0' && printf '%s' "$depends" | grep -q 'libfprint-2-2' \
+    && ! printf '%s' "$depends" | grep -qi swift; then
+    pass "package: Depends has libpam0g, libsodium23, libsqlite3-0, libfprint-2-2 and nothing from Swift ($depends)"
+else
+    fail "package: Depends has libpam0g, libsodium23, libsqlite3-0, libfprint-2-2 and nothing from Swift ($depends)"
+fi
+if command -v lintian >/dev/null 2>&1; then
+    lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v 'running with root privileges' >"$tmp/lintian.log"
+    if ! grep -qE '^(E|W):' "$tmp/lintian.log"; then pass "package: lintian reports no errors or warnings"
+    else fail "package: lintian reports no errors or warnings" "$tmp/lintian.log"; fi
+fi
+
+# ---- the clean root ----
+mapfile -t dep_names < <(printf '%s\n' "$depends" | tr ',|' '\n\n' | sed 's/^ *//; s/[ (].*//' | grep . | LC_ALL=C sort -u)
+if tarball="$(cleanroot_tarball sudo expect -- "${dep_names[@]}" 2>"$tmp/tarball.log")"; then
+    pass "clean root: Debian 12 minbase + sudo + expect (tarball $(basename "$tarball"), $((SECONDS - started)) s so far)"
+else
+    fail "clean root: debootstrap a Debian 12 minbase root" "$tmp/tarball.log"; finish
+fi
+cat "$tmp/tarball.log" >&2
+root="$tmp/root"
+cleanroot_unpack "$tarball" "$root" || { fail "clean root: unpack the tarball"; finish; }
+install -d -m 0700 "$root/root/e2e"
+install -m 0644 "$deb" "$root/root/biounlock.deb"
+install -m 0644 "$here/cleanroot/inside.sh" "$here/cleanroot/drive.exp" "$root/root/e2e/"
+
+# ---- the scenarios, inside ----
+cleanroot_run "$root" 420 bash /root/e2e/inside.sh >"$tmp/inside.out" 2>"$tmp/inside.err"
+inside_rc=$?
+cat "$tmp/inside.out"
+passed=$((passed + $(grep -c '^ok - ' "$tmp/inside.out")))
+failed=$((failed + $(grep -c '^not ok - ' "$tmp/inside.out")))
+if [ "$inside_rc" -eq 0 ]; then pass "the scenarios in the root ran to the end"
+else fail "the scenarios in the root ran to the end (status $inside_rc)" "$tmp/inside.err"; fi
+
+# ---- the host ----
+if [ "$host_before" = "$(host_state)" ]; then
+    pass "host: /etc/passwd, group, shadow, sudoers, pam.d, pam-configs and /var/lib/pam unchanged; no biounlock installed"
+else
+    diff <(printf '%s\n' "$host_before") <(host_state) >"$tmp/host.diff"
+    fail "host: nothing changed" "$tmp/host.diff"
+fi
+echo "# clean-root test took $((SECONDS - started)) s"
+finish

@@ -1,0 +1,208 @@
+#!/bin/bash
+# inside.sh: the clean-root scenarios, run as root INSIDE the clean Debian 12 root by
+# Tests/EndToEnd/cleanroot.sh (chrooted, private mount and PID namespaces). Expects
+# /root/biounlock.deb and this directory at /root/e2e; writes transcripts to /root/out.
+# Prints one "ok - ..." / "not ok - ..." line per check (the caller counts them).
+set -u
+export DEBIAN_FRONTEND=noninteractive
+e2e=/root/e2e out=/root/out
+mkdir -p "$out"
+cd /root
+
+ALICE=bioalice ALICE_PW='alice-Unix-pw-7' BOB=biobob BOB_PW='bob-Unix-pw-9'
+PIN=2468 FINGER=bioalice-right-index WRONG=mallory
+SECURITY=/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/security
+[ -d "$SECURITY" ] || SECURITY=/lib/x86_64-linux-gnu/security
+
+fails=0
+pass() { echo "ok - $1"; }
+fail() {
+    fails=$((fails + 1)); echo "not ok - $1"; shift
+    local f
+    for f in "$@"; do [ -f "$f" ] && { echo "#   --- ${f#"$out"/}"; sed 's/\r$//; s/^/#   | /' "$f" | tail -n 40; }; done
+}
+# check DESCRIPTION COMMAND... [-- FILES TO SHOW ON FAILURE]
+check() {
+    local desc=$1; shift
+    local -a cmd=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    if "${cmd[@]}"; then pass "$desc"; else fail "$desc" "$@"; fi
+}
+# pam_same [EXCEPT]: every common-* file saved before the package equals /etc/pam.d's (but EXCEPT).
+pam_same() {
+    local f
+    for f in "$out"/pam.orig/*; do
+        [ "${f##*/}" = "${1:-}" ] && continue
+        cmp -s "$f" "/etc/pam.d/${f##*/}" || return 1
+    done
+}
+# Stop here: the rest would only repeat the same failure.
+must() { [ "$fails" -eq 0 ] || { echo "# stopping: a step the rest depends on failed"; exit 1; }; }
+
+# ---------------------------------------------------------------- the clean root
+check "clean root: Debian 12 ($(cat /etc/debian_version)), biounlock not installed" \
+    eval 'grep -q "^12" /etc/debian_version && ! dpkg -s biounlock >/dev/null 2>&1'
+check "clean root: no Swift toolchain or runtime (/opt/swift, swift, libswiftCore.so)" \
+    eval '[ ! -e /opt/swift ] && ! command -v swift >/dev/null && [ -z "$(find / -xdev -name "libswiftCore.so*" -print -quit 2>/dev/null)" ]'
+mkdir -p "$out/pam.orig"
+cp -p /etc/pam.d/common-* "$out/pam.orig/"
+
+# ---------------------------------------------------------------- install the .deb
+apt-get install -y --no-install-recommends /root/biounlock.deb >"$out/apt-install.log" 2>&1
+check "install: apt-get install ./biounlock_*.deb succeeds (dependencies from the archive)" test $? -eq 0 -- "$out/apt-install.log"
+must
+check "install: dpkg reports biounlock installed" \
+    eval 'dpkg-query -W -f="\${Status}" biounlock | grep -qx "install ok installed"'
+ldd "$SECURITY/pam_biounlock.so" >"$out/ldd-module.txt" 2>&1; ldd /usr/sbin/biounlock >"$out/ldd-cli.txt" 2>&1
+check "install: $SECURITY/pam_biounlock.so and /usr/sbin/biounlock resolve every library (ldd: no 'not found', no swift)" \
+    eval '! grep -qiE "not found|swift" "$out/ldd-module.txt" "$out/ldd-cli.txt"' -- "$out/ldd-module.txt" "$out/ldd-cli.txt"
+biounlock --help >"$out/help.txt" 2>&1
+check "install: biounlock --help runs without the toolchain" test $? -eq 0 -- "$out/help.txt"
+check "install: /var/lib/biounlock exists, root, 0700" test "$(stat -c '%U %a' /var/lib/biounlock 2>&1)" = "root 700"
+check "install: /etc/security/biounlock.conf is a conffile, root, 0644" \
+    eval '[ "$(stat -c "%U %a" /etc/security/biounlock.conf)" = "root 644" ] && dpkg-query -W -f="\${Conffiles}" biounlock | grep -q /etc/security/biounlock.conf'
+check "install: man pages biounlock(8), pam_biounlock(8), biounlock.conf(5) and the pam-auth-update profile" \
+    test -f /usr/share/man/man8/biounlock.8.gz -a -f /usr/share/man/man8/pam_biounlock.8.gz -a -f /usr/share/man/man5/biounlock.conf.5.gz -a -f /usr/share/pam-configs/biounlock
+check "install: the profile is off after installing (common-* byte for byte as before)" pam_same
+
+# ---------------------------------------------------------------- pam-auth-update
+pam-auth-update --enable biounlock >"$out/pam-enable.log" 2>&1
+check "pam-auth-update --enable biounlock exits 0" test $? -eq 0 -- "$out/pam-enable.log"
+cp /etc/pam.d/common-auth "$out/common-auth.enabled"
+check "enabled: common-auth has biounlock's line with success=end turned into a jump over pam_unix" \
+    grep -qP '^auth\t\[success=2 ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die\]\tpam_biounlock\.so' /etc/pam.d/common-auth \
+    -- "$out/common-auth.enabled"
+check "enabled: pam_biounlock.so comes right before pam_unix.so, and the jump lands on pam_permit" \
+    eval 'awk "/^auth/ { n++; m[n] = \$0 } END { for (i = 1; i <= n; i++) if (m[i] ~ /pam_biounlock/) { exit !(m[i+1] ~ /pam_unix/ && m[i+3] ~ /pam_permit/) } exit 1 }" /etc/pam.d/common-auth' \
+    -- "$out/common-auth.enabled"
+check "enabled: only common-auth changed" pam_same common-auth
+pam-auth-update --disable biounlock >"$out/pam-disable.log" 2>&1
+check "pam-auth-update --disable biounlock restores every common-* file byte for byte" pam_same -- "$out/pam-disable.log"
+pam-auth-update --enable biounlock >>"$out/pam-enable.log" 2>&1
+check "pam-auth-update --enable biounlock again gives the same common-auth" cmp -s "$out/common-auth.enabled" /etc/pam.d/common-auth
+must
+
+# ---------------------------------------------------------------- users and the simulated sensor
+{
+    useradd -m -s /bin/bash "$ALICE" && useradd -m -s /bin/bash "$BOB" &&
+    printf '%s:%s\n%s:%s\n' "$ALICE" "$ALICE_PW" "$BOB" "$BOB_PW" | chpasswd &&
+    printf '%s ALL=(ALL:ALL) ALL\n' "$ALICE" >/etc/sudoers.d/biounlock-test && chmod 0440 /etc/sudoers.d/biounlock-test &&
+    grep -q "$(hostname)" /etc/hosts || echo "127.0.1.1 $(hostname)" >>/etc/hosts
+} >"$out/users.log" 2>&1
+check "setup: users $ALICE (a sudoer) and $BOB with Unix passwords" eval 'id "$ALICE" >/dev/null && id "$BOB" >/dev/null' -- "$out/users.log"
+
+cat >/etc/security/biounlock.conf <<CONF
+# clean-root test: the simulated sensor
+policy = biometrics-or-passcode
+sensor = simulated
+sim_socket = /run/biounlock-sim/sensor
+timeout = 15
+max_tries = 3
+CONF
+install -d -m 0700 -o root -g root /run/biounlock-sim
+{
+    biounlock enrol "$ALICE" --finger right-index --timeout 30 &
+    enrol=$!
+    for i in 1 2 3 4 5; do biounlock sim scan "$FINGER" --wait 10 || break; done
+    wait "$enrol"
+} >"$out/enrol.log" 2>&1
+check "setup: biounlock enrol $ALICE --finger right-index with 5 x 'biounlock sim scan $FINGER'" \
+    grep -q "Enrolled right-index-finger for $ALICE" "$out/enrol.log" -- "$out/enrol.log"
+echo "$PIN" | biounlock passcode set "$ALICE" --stdin >"$out/passcode.log" 2>&1
+check "setup: echo $PIN | biounlock passcode set $ALICE --stdin" test $? -eq 0 -- "$out/passcode.log"
+biounlock enable "$ALICE" >"$out/enable.log" 2>&1
+check "setup: biounlock enable $ALICE" test $? -eq 0 -- "$out/enable.log"
+must
+
+# ---------------------------------------------------------------- scenarios
+# drive NAME FINGERS PIN PASSWORD MARK SHELLCMD COMMAND...: one terminal session (drive.exp);
+# leaves $out/NAME.log (transcript) and $out/NAME.rc.
+drive() {
+    local name=$1; shift
+    timeout -k 5 60 expect -f "$e2e/drive.exp" "$out/$name.log" "$@"
+    echo $? >"$out/$name.rc"
+}
+# as USER COMMAND...: COMMAND as USER with a clean environment, on the caller's terminal.
+as() {
+    local user=$1; shift
+    echo setpriv --reuid="$user" --regid="$user" --init-groups \
+        env -i PATH=/usr/bin:/bin HOME="/home/$user" USER="$user" LOGNAME="$user" TERM=xterm LANG=C.UTF-8 "$@"
+}
+rc() { cat "$out/$1.rc" 2>/dev/null || echo missing; }
+saw() { sed 's/\r//g' "$out/$1.log" 2>/dev/null | grep -qF -- "$2"; }
+not_saw() { ! saw "$1" "$2"; }
+files() { echo "$out/$1.log" "$out/$1.rc" "$out/$1.log.scans"; }
+
+login_cmd=(login "$ALICE")
+# shellcheck disable=SC2016
+login_shell='echo RESULT-login=$(id -un); exit'
+# shellcheck disable=SC2046,SC2016
+{
+    # The first authentication after enrolling needs the passcode (require_passcode): no touch.
+    drive sudo-first - "$PIN" - "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
+
+    # login, su and sudo, each by a simulated touch of the enrolled finger.
+    drive login-touch "$FINGER" - - "RESULT-login=$ALICE" "$login_shell" "${login_cmd[@]}"
+    drive su-touch "$FINGER" - - "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)'
+    drive sudo-touch "$FINGER" - - "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
+
+    # three wrong fingers, then the biounlock PIN.
+    drive login-pin "$WRONG $WRONG $WRONG" "$PIN" - "RESULT-login=$ALICE" "$login_shell" "${login_cmd[@]}"
+    drive su-pin "$WRONG $WRONG $WRONG" "$PIN" - "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)'
+    drive sudo-pin "$WRONG $WRONG $WRONG" "$PIN" - "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
+
+    # Enter alone at the PIN prompt: on to pam_unix in common-auth.
+    drive sudo-enter "$WRONG $WRONG $WRONG" ENTER "$ALICE_PW" "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
+    # Failed matches add up across services (bio_lockout): start the last one from zero.
+    biounlock reset "$ALICE" >"$out/reset.log" 2>&1; echo $? >"$out/reset.rc"
+    # A wrong PIN fails the attempt (default=die): no password prompt after it.
+    drive su-wrongpin "$WRONG $WRONG $WRONG" 0000 - "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)'
+}
+
+check "sudo: the first time after enrolling the PIN is required ('Passcode required: enter it once before using your finger.'), no touch asked" \
+    eval '[ "$(rc sudo-first)" = 0 ] && saw sudo-first "Passcode required: enter it once before using your finger." && not_saw sudo-first "Touch the fingerprint"' \
+    -- $(files sudo-first)
+for p in login su sudo; do
+    check "$p: a touch of the enrolled finger logs $ALICE in (no password, no PIN)" \
+        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "Touch the fingerprint reader to authenticate for $p" && not_saw $p-touch "PIN for" && not_saw $p-touch "assword"' \
+        -- $(files $p-touch)
+    check "$p: after 3 wrong fingers the PIN prompt 'biounlock PIN for $p (Enter alone for your password): ' and the PIN let $ALICE in" \
+        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "biounlock PIN for $p (Enter alone for your password): " && not_saw $p-pin "assword:"' \
+        -- $(files $p-pin)
+done
+check "sudo: Enter alone at the PIN prompt falls through to the Unix password, which works" \
+    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "PIN for sudo" && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
+check "biounlock reset $ALICE clears the failure counters" test "$(cat "$out/reset.rc")" = 0 -- "$out/reset.log"
+check "su: a wrong PIN fails the attempt ('Wrong passcode', su: Authentication failure) without asking for the password" \
+    eval '[ "$(rc su-wrongpin)" = 6 ] && saw su-wrongpin "Wrong passcode" && not_saw su-wrongpin "Password:"' -- $(files su-wrongpin)
+
+# Biometric unlock off: every service falls through to the Unix password.
+biounlock disable "$ALICE" >"$out/disable.log" 2>&1
+check "setup: biounlock disable $ALICE" test $? -eq 0 -- "$out/disable.log"
+# shellcheck disable=SC2046,SC2016
+{
+    drive login-off - - "$ALICE_PW" "RESULT-login=$ALICE" "$login_shell" "${login_cmd[@]}"
+    drive su-off - - "$ALICE_PW" "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)'
+    drive sudo-off - - "$ALICE_PW" "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
+}
+for p in login su sudo; do
+    check "$p: with biometric unlock disabled, no touch prompt and the Unix password logs $ALICE in" \
+        eval '[ "$(rc $p-off)" = 0 ] && not_saw $p-off "Touch the fingerprint" && not_saw $p-off "PIN for" && saw $p-off "assword"' \
+        -- $(files $p-off)
+done
+
+# ---------------------------------------------------------------- remove and purge
+apt-get remove -y biounlock >"$out/apt-remove.log" 2>&1
+check "remove: apt-get remove biounlock succeeds" test $? -eq 0 -- "$out/apt-remove.log"
+check "remove: every common-* file is byte for byte as before the package" pam_same -- /etc/pam.d/common-auth "$out/apt-remove.log"
+check "remove: the module and the CLI are gone; the store and the config stay" \
+    test ! -e "$SECURITY/pam_biounlock.so" -a ! -e /usr/sbin/biounlock -a -f /var/lib/biounlock/biounlock.db -a -f /etc/security/biounlock.conf
+# shellcheck disable=SC2046,SC2016
+drive sudo-removed - - "$ALICE_PW" "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
+check "remove: sudo still works with the Unix password" test "$(rc sudo-removed)" = 0 -- $(files sudo-removed)
+apt-get purge -y biounlock >"$out/apt-purge.log" 2>&1
+purge_rc=$?
+check "purge: apt-get purge biounlock removes /var/lib/biounlock and /etc/security/biounlock.conf" \
+    eval '[ "$purge_rc" -eq 0 ] && [ ! -e /var/lib/biounlock ] && [ ! -e /etc/security/biounlock.conf ]' -- "$out/apt-purge.log"
+exit 0
