@@ -93,7 +93,7 @@ else fail "pam_biounlock.8 lists every key of Options.keys" "missing:$missing8";
 defaults_ok=1 detail=""
 for pair in "timeout:timeoutSeconds: Int = " "max_tries:maxTries: Int = "; do
     key=${pair%%:*} pattern=${pair#*:}
-    value="$(grep -oE "$pattern[0-9]+" "$repo/Sources/BiounlockCore/Options/Options.swift" | grep -oE '[0-9]+$')"
+    value="$(grep -oE "${pattern}[0-9]+" "$repo/Sources/BiounlockCore/Options/Options.swift" | grep -oE '[0-9]+$')"
     for page in biounlock.conf.5.scd pam_biounlock.8.scd; do
         awk -v k="$key" -v v="$value" '
             $0 ~ "^\\*" k "(=)?\\*" { on = 1; next }

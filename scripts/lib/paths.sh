@@ -37,6 +37,7 @@ paths_multiarch() {
     printf '%s\n' "$t"
 }
 
+# shellcheck disable=SC2034  # the variables are for the scripts that source this file
 paths_init() {
     PREFIX="${PREFIX:-/usr/local}"
     DESTDIR="${DESTDIR:-}"

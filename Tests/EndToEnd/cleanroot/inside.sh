@@ -3,11 +3,12 @@
 # Tests/EndToEnd/cleanroot.sh (chrooted, private mount and PID namespaces). Expects
 # /root/biounlock.deb and this directory at /root/e2e; writes transcripts to /root/out.
 # Prints one "ok - ..." / "not ok - ..." line per check (the caller counts them).
+# shellcheck disable=SC2046  # $(files NAME) and $(as USER) are meant to split into words
 set -u
 export DEBIAN_FRONTEND=noninteractive
 e2e=/root/e2e out=/root/out
 mkdir -p "$out"
-cd /root
+cd /root || exit 1
 
 ALICE=bioalice ALICE_PW='alice-Unix-pw-7' BOB=biobob BOB_PW='bob-Unix-pw-9'
 PIN=2468 FINGER=bioalice-right-index WRONG=mallory
@@ -104,7 +105,7 @@ install -d -m 0700 -o root -g root /run/biounlock-sim
 {
     biounlock enrol "$ALICE" --finger right-index --timeout 30 &
     enrol=$!
-    for i in 1 2 3 4 5; do biounlock sim scan "$FINGER" --wait 10 || break; done
+    for _ in 1 2 3 4 5; do biounlock sim scan "$FINGER" --wait 10 || break; done
     wait "$enrol"
 } >"$out/enrol.log" 2>&1
 check "setup: biounlock enrol $ALICE --finger right-index with 5 x 'biounlock sim scan $FINGER'" \
@@ -202,6 +203,7 @@ check "remove: the module and the CLI are gone; the store and the config stay" \
 drive sudo-removed - - "$ALICE_PW" "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
 check "remove: sudo still works with the Unix password" test "$(rc sudo-removed)" = 0 -- $(files sudo-removed)
 apt-get purge -y biounlock >"$out/apt-purge.log" 2>&1
+# shellcheck disable=SC2034  # read by the eval below
 purge_rc=$?
 check "purge: apt-get purge biounlock removes /var/lib/biounlock and /etc/security/biounlock.conf" \
     eval '[ "$purge_rc" -eq 0 ] && [ ! -e /var/lib/biounlock ] && [ ! -e /etc/security/biounlock.conf ]' -- "$out/apt-purge.log"
