@@ -50,7 +50,8 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         openStore: { openStore(options) },
         sessionFacts: {
             SessionProbe.facts(rhost: request.rhost, environment: { PamHandle.environment(pamh, $0) }, options: options)
-        })
+        },
+        terminal: { ControllingTerminal.forConversation(pamTTY: request.tty) })
 
     let decision = chain.run(request)
     if PasswordWitness.handsOnToPassword(decision) {

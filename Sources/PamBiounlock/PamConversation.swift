@@ -21,6 +21,12 @@ final class PamConversation: Conversation {
         _ = biounlock_pam_prompt(pamh, PAM_ERROR_MSG, nil, text)
     }
 
+    /// PAM_AUTHTOK for the next module's try_first_pass. libpam copies the item and wipes its
+    /// copy at pam_end; ours stays in the zeroing Secret.
+    func handOverPassword(_ secret: Secret) -> Bool {
+        secret.withCChars { chars, _ in pam_set_item(pamh, PAM_AUTHTOK, chars) } == PAM_SUCCESS
+    }
+
     func promptSecret(_ prompt: String) -> ConversationReply {
         var response: UnsafeMutablePointer<CChar>?
         let rc = biounlock_pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &response, prompt)

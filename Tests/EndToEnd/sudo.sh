@@ -14,33 +14,8 @@ export BUILD_DIR="${BUILD_DIR:-$repo/build}"
 # shellcheck source=../../scripts/lib/sandbox.sh
 source "$repo/scripts/lib/sandbox.sh"
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok - $1"; }
-fail() {
-    failed=$((failed + 1)); echo "not ok - $1"
-    shift
-    local f
-    for f in "$@"; do
-        [ -e "$f" ] || continue
-        echo "#   --- ${f##*/}"
-        awk '{ print "#   | " $0 }' "$f"
-    done
-}
-# check DESCRIPTION COMMAND... [-- FILES TO SHOW ON FAILURE...]
-check() {
-    local description=$1; shift
-    local -a cmd=() files=()
-    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    files=("$@")
-    if "${cmd[@]}"; then pass "$description"; else fail "$description" "${files[@]}"; fi
-}
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
-    exit $?
-}
+# shellcheck source=lib/checks.bash
+source "$here/lib/checks.bash"
 
 ALICE=bioalice ALICE_UID=4242 ALICE_UNIX_PW='alice-unix-Pw-7' ALICE_PIN=4821 ALICE_FINGER=alice-right-index
 BOB=biobob BOB_UID=4243 BOB_UNIX_PW='bob-unix-Pw-9'

@@ -51,6 +51,8 @@ public struct Options: Equatable, Sendable {
     public var lidPath: String = "/proc/acpi/button/lid"
     /// Where systemd-logind keeps its session files (REMOTE=1 marks a remote session).
     public var logindPath: String = "/run/systemd/sessions"
+    /// `concurrent`: where the caller is a terminal, one prompt takes a touch or a typed passcode.
+    public var prompt: PromptMode = .concurrent
     /// The touch prompt; `%s` becomes the PAM service.
     public var reason: String = "Touch the fingerprint reader to authenticate for %s"
 
@@ -58,6 +60,7 @@ public struct Options: Equatable, Sendable {
 }
 
 public enum RemoteRule: String, CaseIterable, Sendable { case skip, allow }
+public enum PromptMode: String, CaseIterable, Sendable { case concurrent, sequential }
 public enum LidRule: String, CaseIterable, Sendable { case skip, ignore }
 
 /// `require_passcode=`: which rules make the passcode required (LocalAuthentication's
@@ -129,6 +132,9 @@ extension Options {
     static let timeoutRange = 1...120
     static let maxTriesRange = 1...10
     static let lockoutRange = 1...1000
+    /// How long a type-or-touch prompt waits for Enter once the reader is done (sudo's own
+    /// password prompt gives up after 5 minutes too).
+    public static let typingTimeoutSeconds = 300
 
     /// The table of keys shared by module arguments, the config file and the CLI.
     static let keys: [OptionKey] = [
@@ -191,6 +197,10 @@ extension Options {
         OptionKey(name: "logind_path", accepts: "an absolute path") { o, v in
             guard let v, isAbsolutePath(v) else { return false }
             o.logindPath = v; return true
+        },
+        OptionKey(name: "prompt", accepts: "concurrent|sequential") { o, v in
+            guard let v, let m = PromptMode(rawValue: v) else { return false }
+            o.prompt = m; return true
         },
         OptionKey(name: "reason", accepts: "text of at most 200 bytes, %s for the service") { o, v in
             guard let v, !v.isEmpty, v.utf8.count <= 200, v.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else { return false }

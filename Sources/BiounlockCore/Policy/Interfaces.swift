@@ -20,6 +20,9 @@ public protocol Conversation: AnyObject {
     func error(_ text: String)
     /// A prompt whose answer is not echoed (PAM_PROMPT_ECHO_OFF).
     func promptSecret(_ prompt: String) -> ConversationReply
+    /// Hands a password typed at the type-or-touch prompt to the next module (PAM_AUTHTOK, for
+    /// pam_unix's try_first_pass). Only under policy=biometrics. Returns false if it could not.
+    func handOverPassword(_ secret: Secret) -> Bool
 }
 
 public enum LogLevel: Sendable {
@@ -154,6 +157,9 @@ public enum VerifyResult: Equatable, Sendable {
     case retry(RetryReason)
     case unavailable(SensorUnavailable)
     case timedOut
+    /// The `interrupt` descriptor became readable first (a key was pressed at a type-or-touch
+    /// prompt). The reader keeps waiting for the same touch if verify is called again.
+    case interrupted
 }
 
 public enum EnrollEvent: Equatable, Sendable {
@@ -166,7 +172,8 @@ public enum EnrollEvent: Equatable, Sendable {
 /// An open fingerprint reader, used by one transaction or one enrolment.
 public protocol FingerprintSensor: AnyObject {
     /// Waits for one touch (or a retry, error or the deadline) and compares it with `templates`.
-    func verify(against templates: [Template], deadline: Deadline) -> VerifyResult
+    /// When `interrupt` is a descriptor, the wait also ends (`.interrupted`) as soon as it is readable.
+    func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult
     /// Takes the enrolment touches for `finger`, reporting each stage, until done or the deadline.
     func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable>
     /// Releases the reader. Called exactly once.
@@ -176,4 +183,10 @@ public protocol FingerprintSensor: AnyObject {
 /// Opens the reader the options name.
 public protocol SensorProvider {
     func open(_ options: Options) -> Result<FingerprintSensor, SensorUnavailable>
+}
+
+extension FingerprintSensor {
+    public func verify(against templates: [Template], deadline: Deadline) -> VerifyResult {
+        verify(against: templates, deadline: deadline, interrupt: nil)
+    }
 }

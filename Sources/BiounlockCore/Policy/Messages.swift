@@ -34,6 +34,25 @@ public enum Messages {
         }
     }
 
+    /// The one prompt of type-or-touch.
+    public static func typeOrTouchPrompt(service: String, kind: PasscodeKind?) -> String {
+        let noun: String
+        switch kind {
+        case .pin?: noun = "PIN"
+        case .password?: noun = "passcode"
+        case .pattern?: noun = "pattern"
+        case nil: noun = "password"
+        }
+        return "Touch the reader or type your \(noun) for \(service): "
+    }
+
+    /// The same prompt once the reader is done.
+    public static func typeOnlyPrompt(service: String, kind: PasscodeKind?) -> String {
+        let noun = kind == .pin ? "PIN" : kind.map(\.rawValue) ?? "password"
+        let fallback = kind == nil ? "" : " (Enter alone for your password)"
+        return "Type your \(noun) for \(service)\(fallback): "
+    }
+
     public static let skippedRemote = "Fingerprint skipped: remote session."
     public static let skippedLid = "Fingerprint skipped: the lid is closed."
 

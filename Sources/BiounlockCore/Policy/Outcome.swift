@@ -23,6 +23,9 @@ public enum Reason: String, Sendable {
     case passcodeRequiredAfterIdle = "passcode-required-idle"
     case remoteSession = "remote-session"
     case lidClosed = "lid-closed"
+    case cancelled = "cancelled"
+    case passwordHandedOver = "password-handed-over"
+    case typingTimedOut = "typing-timed-out"
 }
 
 /// The chain's answer, one case per row of PRODUCT.md's return-code table.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Who is authenticating, for what, and from where (read from PAM items by the module).
 public struct AuthRequest: Sendable {
     public var user: String
@@ -38,23 +40,33 @@ public final class PolicyChain {
 
     let sessionFacts: () -> SessionFacts
     let bootID: () -> String?
+    let terminal: () -> TypeOrTouchTerminal?
+    /// While a type-or-touch prompt is up, messages go to it instead of the conversation.
+    var activeTerminal: TypeOrTouchTerminal?
 
     public init(options: Options, conversation: Conversation, logger: Logger, sensors: SensorProvider,
                 openStore: @escaping StoreOpener, lookupAccount: @escaping AccountLookup = Accounts.lookup,
                 clock: Clock = SystemClock(), sessionFacts: @escaping () -> SessionFacts = { SessionFacts() },
-                bootID: @escaping () -> String? = { SessionProbe.bootID() }) {
+                bootID: @escaping () -> String? = { SessionProbe.bootID() },
+                terminal: @escaping () -> TypeOrTouchTerminal? = { nil }) {
         self.options = options; self.conversation = conversation; self.logger = logger
         self.sensors = sensors; self.openStore = openStore; self.lookupAccount = lookupAccount; self.clock = clock
-        self.sessionFacts = sessionFacts; self.bootID = bootID
+        self.sessionFacts = sessionFacts; self.bootID = bootID; self.terminal = terminal
     }
 
-    /// How the finger step ended when it did not match.
-    enum FingerResult: Equatable {
+    /// How the finger step ended.
+    enum FingerResult {
         case matched(Finger)
         /// Wrong finger `max_tries` times.
         case exhausted
         /// The finger step could not be used (no reader, nothing enrolled, timeout, store error).
         case skipped(Reason)
+        /// Type-or-touch: a line typed at the shared prompt (the passcode, or the password).
+        case typed(Secret)
+        /// Type-or-touch: a line longer than Secret.maximumLength.
+        case typedTooLong
+        /// Type-or-touch: Enter alone, Ctrl-C, or nothing typed in time.
+        case ended(Reason)
     }
 
     /// Runs the chain once and writes its audit event. Never traps, never returns success by accident.
@@ -140,7 +152,7 @@ public final class PolicyChain {
         return nil
     }
 
-    // MARK: step 6: the finger
+    // MARK: step 6: the finger (alone, or type-or-touch)
 
     func fingerStep(user: UserRecord, request: AuthRequest, store: AuthStore) -> FingerResult {
         let templates = user.templates.filter { $0.sensor == options.sensor }
@@ -156,13 +168,68 @@ public final class PolicyChain {
             say(request, notice: Messages.readerUnavailable)
             return .skipped(.readerUnavailable)
         }
-        defer { sensor.close() }
+        var readerOpen = true
+        func releaseReader() {
+            if readerOpen { sensor.close() }
+            readerOpen = false
+        }
+        defer { releaseReader() }
 
-        say(request, exchange: Messages.touchPrompt(template: options.reason, service: request.service))
-        let deadline = Deadline.after(milliseconds: Int64(options.timeoutSeconds) * 1000, clock: clock)
+        // Type or touch: one prompt on the caller's terminal while the reader waits. A touch ends
+        // it with no key pressed; Enter ends it at once with what was typed; the reader is released
+        // either way. Once the reader is done (wrong fingers, unavailable, timed out) the prompt
+        // keeps taking keys until Enter -- no keystroke is lost -- for at most
+        // Options.typingTimeoutSeconds. Without a usable terminal: the touch prompt alone.
+        let terminal = options.prompt == .concurrent ? self.terminal() : nil
+        var cancelled = false
+        let kind = options.policy == .biometricsOrPasscode ? user.passcode?.kind : nil
+        if let terminal {
+            terminal.start(prompt: Messages.typeOrTouchPrompt(service: request.service, kind: kind))
+            activeTerminal = terminal
+        } else {
+            say(request, exchange: Messages.touchPrompt(template: options.reason, service: request.service))
+        }
+        defer {
+            activeTerminal = nil
+            terminal?.finish(cancelled: cancelled)
+        }
+
+        /// The reader is done with `result`: without a terminal that ends the step; with one,
+        /// the prompt goes on waiting for Enter. Called before the message that says why, so the
+        /// prompt shown after it no longer offers the touch.
+        func readerDone(_ result: FingerResult) -> FingerResult? {
+            releaseReader()
+            terminal?.changePrompt(Messages.typeOnlyPrompt(service: request.service, kind: kind))
+            return terminal == nil ? result : nil
+        }
+
+        let fingerDeadline = Deadline.after(milliseconds: Int64(options.timeoutSeconds) * 1000, clock: clock)
+        let typingDeadline = Deadline.after(milliseconds: Int64(Options.typingTimeoutSeconds) * 1000, clock: clock)
         var wrong = 0
         while true {
-            switch sensor.verify(against: templates, deadline: deadline) {
+            let result: VerifyResult
+            if readerOpen {
+                result = sensor.verify(against: templates, deadline: fingerDeadline, interrupt: terminal?.fd)
+            } else if let terminal {
+                var pfd = pollfd(fd: terminal.fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&pfd, 1, typingDeadline.remaining(clock: clock)) != 0 else { return .ended(.typingTimedOut) }
+                result = .interrupted
+            } else {
+                return .skipped(.timedOut) // unreachable: without a terminal readerDone ended the step
+            }
+            switch result {
+            case .interrupted:
+                guard let terminal else { continue }
+                switch terminal.readAvailable() {
+                case .pending: continue
+                case .line(let secret): return .typed(secret)
+                case .tooLong: return .typedTooLong
+                case .empty: return .ended(.passcodeDeclined)
+                case .closed: return .ended(.conversationFailed)
+                case .cancelled:
+                    cancelled = true
+                    return .ended(.cancelled)
+                }
             case .match(let finger):
                 return .matched(finger)
             case .noMatch:
@@ -173,27 +240,33 @@ public final class PolicyChain {
                 } catch {
                     // A failure we cannot count must not buy unlimited guesses: stop using the finger.
                     logger.log(.error, "cannot record failed match for \(user.name): \(error)")
-                    return .skipped(.storeUnavailable)
+                    if let done = readerDone(.skipped(.storeUnavailable)) { return done }
+                    continue
                 }
                 if consecutive >= options.biometricLockout {
                     let until = options.policy == .biometrics ? Int64(options.biometricUnlockSeconds) : nil
+                    let done = readerDone(.skipped(.biometricsLocked))
                     say(request, exchange: Messages.biometricsLocked(policy: options.policy, timeLeft: until), isError: true)
-                    return .skipped(.biometricsLocked)
-                }
-                if wrong >= options.maxTries {
+                    if let done { return done }
+                } else if wrong >= options.maxTries {
+                    let done = readerDone(.exhausted)
                     say(request, exchange: Messages.tooManyWrongFingers, isError: true)
-                    return .exhausted
+                    if let done { return done }
+                } else {
+                    say(request, exchange: Messages.notRecognised(triesLeft: options.maxTries - wrong), isError: true)
                 }
-                say(request, exchange: Messages.notRecognised(triesLeft: options.maxTries - wrong), isError: true)
             case .retry(let reason):
                 say(request, exchange: Messages.retry(reason))
             case .unavailable(let why):
                 logger.log(.notice, "reader failed for \(user.name): \(why)")
+                let done = readerDone(.skipped(.readerUnavailable))
                 say(request, notice: Messages.readerUnavailable)
-                return .skipped(.readerUnavailable)
+                if let done { return done }
             case .timedOut:
-                say(request, notice: Messages.timedOut, isError: false)
-                return .skipped(.timedOut)
+                let done = readerDone(.skipped(.timedOut))
+                // At a type-or-touch prompt the user is still being asked for something: say so.
+                if terminal == nil { say(request, notice: Messages.timedOut, isError: false) } else { say(request, exchange: Messages.timedOut) }
+                if let done { return done }
             }
         }
     }
@@ -211,6 +284,24 @@ public final class PolicyChain {
             return Decision(.unavailable, reason, method: .fingerprint)
         case (.biometricsOrPasscode, .exhausted), (.biometricsOrPasscode, .skipped):
             return passcodeStep(user: user, request: request, store: store)
+        case (_, .ended(.cancelled)):
+            return Decision(.conversationFailed, .cancelled)
+        case (_, .ended(.conversationFailed)):
+            return Decision(.conversationFailed, .conversationFailed)
+        case (_, .ended(let reason)):
+            return Decision(.unavailable, reason)
+        case (.biometricsOrPasscode, .typedTooLong) where user.passcode != nil:
+            countPasscodeFailure(user: user.name, store: store)
+            return Decision(.denied, .passcodeTooLong, method: .passcode)
+        case (_, .typedTooLong):
+            return Decision(.unavailable, .passcodeTooLong)
+        case (.biometricsOrPasscode, .typed(let secret)) where user.passcode != nil:
+            return checkPasscode(secret, user: user, request: request, store: store)
+        case (_, .typed(let secret)):
+            // policy=biometrics (or no biounlock passcode): what was typed is the Unix password,
+            // handed to the next module (pam_unix try_first_pass) instead of being asked again.
+            let handed = conversation.handOverPassword(secret)
+            return Decision(.unavailable, handed ? .passwordHandedOver : .noPasscode, method: .password)
         }
     }
 
@@ -234,22 +325,27 @@ public final class PolicyChain {
             say(request, notice: Messages.passcodeTooLong)
             return Decision(.denied, .passcodeTooLong, method: .passcode)
         case .answer(let typed):
-            // A pattern is compared in its canonical form; one that breaks the rules cannot match,
-            // but costs the same Argon2id work as any wrong passcode.
-            let secret = stored.kind.normalized(typed) ?? typed
-            do {
-                if try Passcode.verify(secret, against: stored.hash) {
-                    recordSuccess(user: user.name, method: .passcode, store: store)
-                    return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
-                }
-            } catch {
-                logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
-                return Decision(.unavailable, .passcodeUnusable, method: .passcode)
-            }
-            countPasscodeFailure(user: user.name, store: store)
-            say(request, notice: Messages.wrongPasscode)
-            return Decision(.denied, .wrongPasscode, method: .passcode)
+            return checkPasscode(typed, user: user, request: request, store: store)
         }
+    }
+
+    func checkPasscode(_ typed: Secret, user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision {
+        guard let stored = user.passcode else { return Decision(.unavailable, .noPasscode) }
+        // A pattern is compared in its canonical form; one that breaks the rules cannot match,
+        // but costs the same Argon2id work as any wrong passcode.
+        let secret = stored.kind.normalized(typed) ?? typed
+        do {
+            if try Passcode.verify(secret, against: stored.hash) {
+                recordSuccess(user: user.name, method: .passcode, store: store)
+                return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
+            }
+        } catch {
+            logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
+            return Decision(.unavailable, .passcodeUnusable, method: .passcode)
+        }
+        countPasscodeFailure(user: user.name, store: store)
+        say(request, notice: Messages.wrongPasscode)
+        return Decision(.denied, .wrongPasscode, method: .passcode)
     }
 
     // MARK: bookkeeping
@@ -288,6 +384,7 @@ public final class PolicyChain {
     /// looking at a silent terminal while sudo waits for a finger -- approving something with no
     /// sign it is happening. pam_fprintd makes the same choice.
     func say(_ request: AuthRequest, exchange text: String, isError: Bool = false) {
+        if let activeTerminal { return activeTerminal.message(text) }
         isError ? conversation.error(text) : conversation.info(text)
     }
 
@@ -295,6 +392,7 @@ public final class PolicyChain {
     /// by PAM_SILENT.
     func say(_ request: AuthRequest, notice text: String, isError: Bool = true) {
         guard !request.silent else { return }
+        if let activeTerminal { return activeTerminal.message(text) }
         isError ? conversation.error(text) : conversation.info(text)
     }
 }

@@ -64,15 +64,27 @@ public final class SimulatedSensor: FingerprintSensor {
         unlink(path)
     }
 
+    enum Next { case command(SimCommand), timedOut, interrupted, failed(SensorUnavailable) }
+
     /// Accepts connections until one carries a valid command, or the deadline passes.
     func nextCommand(until deadline: Deadline) -> SimCommand? {
+        if case .command(let c) = next(until: deadline, interrupt: nil) { return c }
+        return nil
+    }
+
+    /// Like nextCommand, but also returns as soon as `interrupt` is readable.
+    func next(until deadline: Deadline, interrupt: Int32?) -> Next {
         while listener >= 0 {
-            guard UnixSocket.wait(listener, events: Int16(POLLIN), until: deadline) else { return nil }
+            switch UnixSocket.waitEither(listener, interrupt, until: deadline) {
+            case .second: return .interrupted
+            case .neither: return .timedOut
+            case .first: break
+            }
             // Glibc's module does not export accept4; set the flags right after accept.
             let conn = accept(listener, nil, nil)
             if conn < 0 {
                 if errno == EINTR || errno == EAGAIN || errno == ECONNABORTED { continue }
-                return nil
+                return .failed(SensorUnavailable("accept: \(errnoDescription(errno))"))
             }
             _ = fcntl(conn, F_SETFD, FD_CLOEXEC)
             _ = fcntl(conn, F_SETFL, fcntl(conn, F_GETFL) | O_NONBLOCK)
@@ -89,15 +101,21 @@ public final class SimulatedSensor: FingerprintSensor {
             if pendingSleep > 0 {
                 UnixSocket.sleep(milliseconds: pendingSleep, until: deadline)
                 pendingSleep = 0
-                if deadline.hasPassed() { return nil }
+                if deadline.hasPassed() { return .timedOut }
             }
-            return command
+            return .command(command)
         }
-        return nil
+        return .timedOut
     }
 
-    public func verify(against templates: [Template], deadline: Deadline) -> VerifyResult {
-        guard let command = nextCommand(until: deadline) else { return .timedOut }
+    public func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult {
+        let command: SimCommand
+        switch next(until: deadline, interrupt: interrupt) {
+        case .timedOut: return .timedOut
+        case .interrupted: return .interrupted
+        case .failed(let why): return .unavailable(why)
+        case .command(let c): command = c
+        }
         switch command {
         case .scan(let id):
             if let template = templates.first(where: { $0.sensor == .simulated && $0.data == id }) {

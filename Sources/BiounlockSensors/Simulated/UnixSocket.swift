@@ -42,6 +42,24 @@ enum UnixSocket {
         }
     }
 
+    enum Ready { case first, second, neither }
+
+    /// Waits until `first` (or, when given, `second`) is readable; `.neither` on deadline or error.
+    static func waitEither(_ first: Int32, _ second: Int32?, until deadline: Deadline) -> Ready {
+        guard let second else { return wait(first, events: Int16(POLLIN), until: deadline) ? .first : .neither }
+        while true {
+            var fds = [pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)]
+            let rc = poll(&fds, 2, deadline.remaining())
+            if rc > 0 {
+                // The terminal first: a keystroke should never wait behind a stream of commands.
+                if fds[1].revents != 0 { return .second }
+                return .first
+            }
+            if rc == 0 { return .neither }
+            if errno != EINTR { return .neither }
+        }
+    }
+
     /// Reads until EOF, `limit` bytes, the deadline, or `quietMilliseconds` without new data
     /// once something has arrived (virtual_device clients do not always half-close).
     static func readMessage(_ fd: Int32, limit: Int, deadline: Deadline, quietMilliseconds: Int64 = 50) -> [UInt8] {

@@ -1,3 +1,4 @@
+import Glibc
 import BiounlockCore
 
 /// In-memory doubles for the policy chain's seams (unit tests only; the module is tested
@@ -8,6 +9,11 @@ final class ScriptedConversation: Conversation {
     init(_ replies: [ConversationReply] = []) { self.replies = replies }
     func info(_ text: String) { transcript.append("INFO: \(text)") }
     func error(_ text: String) { transcript.append("ERROR: \(text)") }
+    var handedOver: [String] = []
+    func handOverPassword(_ secret: Secret) -> Bool {
+        handedOver.append(secret.withBytes { String(decoding: $0, as: UTF8.self) })
+        return true
+    }
     func promptSecret(_ prompt: String) -> ConversationReply {
         transcript.append("PROMPT: \(prompt)")
         return replies.isEmpty ? .failed : replies.removeFirst()
@@ -69,7 +75,7 @@ final class ScriptedSensor: FingerprintSensor {
     var closed = 0
     var verifyCalls = 0
     init(_ results: [VerifyResult]) { self.results = results }
-    func verify(against templates: [Template], deadline: Deadline) -> VerifyResult {
+    func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult {
         verifyCalls += 1
         return results.isEmpty ? .timedOut : results.removeFirst()
     }
@@ -91,4 +97,32 @@ struct FixedClock: Clock {
     var seconds: Int64 = 1_800_000_000
     func now() -> Int64 { seconds }
     func monotonicMilliseconds() -> Int64 { 0 }
+}
+
+/// A terminal whose keys are scripted: each element is what one readAvailable() returns, and
+/// `fd` is a pipe made readable while scripted keys remain.
+final class ScriptedTerminal: TypeOrTouchTerminal {
+    var inputs: [TerminalInput]
+    var transcript: [String] = []
+    var finished: [Bool] = []
+    private var pipeFDs: [Int32] = [-1, -1]
+
+    init(_ inputs: [TerminalInput]) {
+        self.inputs = inputs
+        _ = pipe(&pipeFDs)
+        if !inputs.isEmpty { _ = write(pipeFDs[1], "k", 1) }
+    }
+    deinit { close(pipeFDs[0]); close(pipeFDs[1]) }
+
+    var fd: Int32 { pipeFDs[0] }
+    func start(prompt: String) { transcript.append("PROMPT: \(prompt)") }
+    func readAvailable() -> TerminalInput {
+        guard !inputs.isEmpty else { return .pending }
+        let next = inputs.removeFirst()
+        if inputs.isEmpty { var b: UInt8 = 0; _ = read(pipeFDs[0], &b, 1) }
+        return next
+    }
+    func message(_ text: String) { transcript.append("MSG: \(text)") }
+    func changePrompt(_ prompt: String) { transcript.append("PROMPT NOW: \(prompt)") }
+    func finish(cancelled: Bool) { finished.append(cancelled) }
 }

@@ -314,3 +314,100 @@ extension PolicyChainTests {
         XCTAssertEqual(conversation.transcript.first, "INFO: Approve polkit-1: touch the reader")
     }
 }
+
+/// Type or touch: one prompt, a touch or a typed line, whichever comes first.
+final class TypeOrTouchTests: XCTestCase {
+    static let pinHash = PolicyChainTests.pinHash
+    var store = MemoryStore()
+    var conversation = ScriptedConversation()
+    var options = Options()
+
+    override func setUp() {
+        options.sensor = .simulated
+        options.requirePasscode = .none
+        store.users["alice"] = UserRecord(
+            name: "alice", enabled: true,
+            templates: [Template(finger: .rightIndex, sensor: .simulated, data: Array("alice-ri".utf8), created: 1)],
+            passcode: StoredPasscode(hash: Self.pinHash, kind: .pin))
+    }
+
+    func run(_ sensor: ScriptedSensor, _ terminal: ScriptedTerminal?) -> Decision {
+        let store = self.store
+        return PolicyChain(options: options, conversation: conversation, logger: MemoryLogger(), sensors: ScriptedSensors(sensor: sensor),
+                           openStore: { .success(store) }, lookupAccount: { Account(name: $0, uid: 1) }, clock: FixedClock(),
+                           bootID: { "b" }, terminal: { terminal }).run(AuthRequest(user: "alice", service: "sudo"))
+    }
+
+    static func line(_ s: String) -> TerminalInput { .line(Secret(bytes: Array(s.utf8))!) }
+
+    func testTouchWithNoKeyPressed() {
+        let terminal = ScriptedTerminal([])
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(sensor, terminal).outcome, .success(.fingerprint))
+        XCTAssertEqual(terminal.transcript, ["PROMPT: Touch the reader or type your PIN for sudo: "])
+        XCTAssertEqual(terminal.finished, [false], "the terminal is restored")
+        XCTAssertEqual(conversation.transcript, [], "nothing through the conversation")
+        XCTAssertEqual(sensor.closed, 1)
+    }
+
+    func testTypingThePasscodeWhileTheReaderWaits() {
+        let terminal = ScriptedTerminal([.pending, Self.line("2468")])
+        let sensor = ScriptedSensor([.interrupted, .interrupted, .match(.rightIndex)])
+        XCTAssertEqual(run(sensor, terminal).outcome, .success(.passcode))
+        XCTAssertEqual(sensor.verifyCalls, 2, "Enter ended the wait; the reader was released")
+        XCTAssertEqual(sensor.closed, 1)
+        XCTAssertEqual(conversation.transcript, [], "no second prompt")
+    }
+
+    func testEnterAloneMovesOnAtOnce() {
+        let terminal = ScriptedTerminal([.empty])
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal), Decision(.unavailable, .passcodeDeclined))
+    }
+
+    func testWrongFingersThenTypedPasscodeOnTheSamePrompt() {
+        let terminal = ScriptedTerminal([Self.line("2468")])
+        let sensor = ScriptedSensor([.noMatch, .noMatch, .noMatch, .match(.rightIndex)])
+        XCTAssertEqual(run(sensor, terminal).outcome, .success(.passcode))
+        XCTAssertEqual(terminal.transcript, ["PROMPT: Touch the reader or type your PIN for sudo: ",
+                                             "MSG: Fingerprint not recognised. 2 tries left.",
+                                             "MSG: Fingerprint not recognised. 1 try left.",
+                                             "PROMPT NOW: Type your PIN for sudo (Enter alone for your password): ",
+                                             "MSG: Fingerprint not recognised."])
+        XCTAssertEqual(sensor.verifyCalls, 3, "released after max_tries; the prompt kept taking keys")
+        XCTAssertEqual(store.users["alice"]?.biometricFailures, 0)
+    }
+
+    func testWrongTypedPasscodeIsDenied() {
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), ScriptedTerminal([Self.line("1111")])).outcome, .denied)
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 1)
+    }
+
+    func testTimeoutKeepsThePromptForTyping() {
+        let terminal = ScriptedTerminal([Self.line("2468")])
+        XCTAssertEqual(run(ScriptedSensor([.timedOut]), terminal).outcome, .success(.passcode))
+    }
+
+    func testUnderBiometricsPolicyTheTypedPasswordIsHandedOn() {
+        options.policy = .biometrics
+        let terminal = ScriptedTerminal([Self.line("unix-password")])
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal), Decision(.unavailable, .passwordHandedOver, method: .password))
+        XCTAssertEqual(terminal.transcript.first, "PROMPT: Touch the reader or type your password for sudo: ")
+        XCTAssertEqual(conversation.handedOver, ["unix-password"])
+    }
+
+    func testCtrlCCancelsAndRestoresTheTerminal() {
+        let terminal = ScriptedTerminal([.cancelled])
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal), Decision(.conversationFailed, .cancelled))
+        XCTAssertEqual(terminal.finished, [true])
+    }
+
+    func testSequentialWhenNoTerminalOrWhenAskedTo() {
+        conversation.replies = [.answer(Secret(bytes: Array("2468".utf8))!)]
+        XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch, .noMatch]), nil).outcome, .success(.passcode))
+        XCTAssertEqual(conversation.transcript.first, "INFO: Touch the fingerprint reader to authenticate for sudo")
+        options.prompt = .sequential
+        let terminal = ScriptedTerminal([])
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), terminal).outcome, .success(.fingerprint))
+        XCTAssertEqual(terminal.transcript, [], "prompt=sequential never touches the terminal")
+    }
+}
