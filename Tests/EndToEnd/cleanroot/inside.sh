@@ -138,58 +138,72 @@ files() { echo "$out/$1.log" "$out/$1.rc" "$out/$1.log.scans"; }
 login_cmd=(login "$ALICE")
 # shellcheck disable=SC2016
 login_shell='echo RESULT-login=$(id -un); exit'
-# shellcheck disable=SC2046,SC2016
-{
-    # The first authentication after enrolling needs the passcode (require_passcode): no touch.
-    drive sudo-first - "$PIN" - "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
-
-    # login, su and sudo, each by a simulated touch of the enrolled finger.
-    drive login-touch "$FINGER" - - "RESULT-login=$ALICE" "$login_shell" "${login_cmd[@]}"
-    drive su-touch "$FINGER" - - "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)'
-    drive sudo-touch "$FINGER" - - "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
-
-    # three wrong fingers, then the biounlock PIN.
-    drive login-pin "$WRONG $WRONG $WRONG" "$PIN" - "RESULT-login=$ALICE" "$login_shell" "${login_cmd[@]}"
-    drive su-pin "$WRONG $WRONG $WRONG" "$PIN" - "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)'
-    drive sudo-pin "$WRONG $WRONG $WRONG" "$PIN" - "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
-
-    # Enter alone at the PIN prompt: on to pam_unix in common-auth.
-    drive sudo-enter "$WRONG $WRONG $WRONG" ENTER "$ALICE_PW" "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
-    # Failed matches add up across services (bio_lockout): start the last one from zero.
-    biounlock reset "$ALICE" >"$out/reset.log" 2>&1; echo $? >"$out/reset.rc"
-    # A wrong PIN fails the attempt (default=die): no password prompt after it.
-    drive su-wrongpin "$WRONG $WRONG $WRONG" 0000 - "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)'
+# run_as SERVICE NAME FINGERS PIN PASSWORD: one login, su or sudo by $ALICE (su is started by
+# $BOB and asks for $ALICE's credentials; login is started by root on a fresh terminal).
+run_as() {
+    local service=$1 name=$2; shift 2
+    # shellcheck disable=SC2016
+    case "$service" in
+        login) drive "$name" "$@" "RESULT-login=$ALICE" "$login_shell" "${login_cmd[@]}" ;;
+        su) drive "$name" "$@" "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)' ;;
+        sudo) drive "$name" "$@" "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)' ;;
+    esac
 }
+set_prompt() { sed -i '/^prompt = /d' /etc/security/biounlock.conf; echo "prompt = $1" >>/etc/security/biounlock.conf; }
+three_wrong="$WRONG $WRONG $WRONG"
 
+# The first authentication after enrolling needs the passcode (require_passcode): no touch.
+run_as sudo sudo-first - "$PIN" -
 check "sudo: the first time after enrolling the PIN is required ('Passcode required: enter it once before using your finger.'), no touch asked" \
-    eval '[ "$(rc sudo-first)" = 0 ] && saw sudo-first "Passcode required: enter it once before using your finger." && not_saw sudo-first "Touch the fingerprint"' \
+    eval '[ "$(rc sudo-first)" = 0 ] && saw sudo-first "Passcode required: enter it once before using your finger." && not_saw sudo-first "Touch the"' \
     -- $(files sudo-first)
+
+# Round 1, the default prompt (type or touch): one prompt on the terminal takes a touch or a PIN.
 for p in login su sudo; do
-    check "$p: a touch of the enrolled finger logs $ALICE in (no password, no PIN)" \
-        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "Touch the fingerprint reader to authenticate for $p" && not_saw $p-touch "PIN for" && not_saw $p-touch "assword"' \
+    run_as $p $p-touch "$FINGER" - -
+    check "$p, type or touch: at 'Touch the reader or type your PIN for $p: ' a touch of the enrolled finger logs $ALICE in (no PIN, no password)" \
+        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "Touch the reader or type your PIN for $p: " && not_saw $p-touch "Type your" && not_saw $p-touch "assword"' \
         -- $(files $p-touch)
-    check "$p: after 3 wrong fingers the PIN prompt 'biounlock PIN for $p (Enter alone for your password): ' and the PIN let $ALICE in" \
-        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "biounlock PIN for $p (Enter alone for your password): " && not_saw $p-pin "assword:"' \
+    run_as $p $p-pin "$three_wrong" "$PIN" -
+    check "$p, type or touch: 3 wrong fingers, then at 'Type your PIN for $p (Enter alone for your password): ' the PIN logs $ALICE in" \
+        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "Type your PIN for $p (Enter alone for your password): " && not_saw $p-pin "assword:"' \
         -- $(files $p-pin)
 done
-check "sudo: Enter alone at the PIN prompt falls through to the Unix password, which works" \
-    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "PIN for sudo" && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
-check "biounlock reset $ALICE clears the failure counters" test "$(cat "$out/reset.rc")" = 0 -- "$out/reset.log"
+run_as sudo sudo-typed - "$PIN" -
+check "sudo, type or touch: the PIN typed at once, with no touch, lets $ALICE in" \
+    eval '[ "$(rc sudo-typed)" = 0 ] && saw sudo-typed "Touch the reader or type your PIN for sudo: " && not_saw sudo-typed "Fingerprint not recognised" && not_saw sudo-typed "assword"' \
+    -- $(files sudo-typed)
+run_as sudo sudo-enter "$three_wrong" ENTER "$ALICE_PW"
+check "sudo, type or touch: Enter alone after 3 wrong fingers falls through to the Unix password, which works" \
+    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "Type your PIN for sudo" && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
+# Failed matches add up across services (bio_lockout): start the next ones from zero.
+biounlock reset "$ALICE" >"$out/reset.log" 2>&1
+check "biounlock reset $ALICE clears the failure counters" test $? -eq 0 -- "$out/reset.log"
+run_as su su-wrongpin "$three_wrong" 0000 -
 check "su: a wrong PIN fails the attempt ('Wrong passcode', su: Authentication failure) without asking for the password" \
     eval '[ "$(rc su-wrongpin)" = 6 ] && saw su-wrongpin "Wrong passcode" && not_saw su-wrongpin "Password:"' -- $(files su-wrongpin)
+
+# Round 2, prompt = sequential: the touch request, then (after wrong fingers) the PIN prompt.
+set_prompt sequential
+for p in login su sudo; do
+    run_as $p $p-seq-touch "$FINGER" - -
+    check "$p, sequential: 'Touch the fingerprint reader to authenticate for $p' and a touch of the enrolled finger log $ALICE in" \
+        eval '[ "$(rc $p-seq-touch)" = 0 ] && saw $p-seq-touch "Touch the fingerprint reader to authenticate for $p" && not_saw $p-seq-touch "PIN for" && not_saw $p-seq-touch "assword"' \
+        -- $(files $p-seq-touch)
+    run_as $p $p-seq-pin "$three_wrong" "$PIN" -
+    check "$p, sequential: 3 wrong fingers, then at 'biounlock PIN for $p (Enter alone for your password): ' the PIN logs $ALICE in" \
+        eval '[ "$(rc $p-seq-pin)" = 0 ] && saw $p-seq-pin "Fingerprint not recognised" && saw $p-seq-pin "biounlock PIN for $p (Enter alone for your password): " && not_saw $p-seq-pin "assword:"' \
+        -- $(files $p-seq-pin)
+done
+set_prompt concurrent
 
 # Biometric unlock off: every service falls through to the Unix password.
 biounlock disable "$ALICE" >"$out/disable.log" 2>&1
 check "setup: biounlock disable $ALICE" test $? -eq 0 -- "$out/disable.log"
-# shellcheck disable=SC2046,SC2016
-{
-    drive login-off - - "$ALICE_PW" "RESULT-login=$ALICE" "$login_shell" "${login_cmd[@]}"
-    drive su-off - - "$ALICE_PW" "RESULT-user=$ALICE" - $(as "$BOB") su "$ALICE" -c 'echo RESULT-user=$(id -un)'
-    drive sudo-off - - "$ALICE_PW" "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
-}
 for p in login su sudo; do
+    run_as $p $p-off - - "$ALICE_PW"
     check "$p: with biometric unlock disabled, no touch prompt and the Unix password logs $ALICE in" \
-        eval '[ "$(rc $p-off)" = 0 ] && not_saw $p-off "Touch the fingerprint" && not_saw $p-off "PIN for" && saw $p-off "assword"' \
+        eval '[ "$(rc $p-off)" = 0 ] && not_saw $p-off "Touch the" && not_saw $p-off "PIN for" && saw $p-off "assword"' \
         -- $(files $p-off)
 done
 
@@ -199,8 +213,7 @@ check "remove: apt-get remove biounlock succeeds" test $? -eq 0 -- "$out/apt-rem
 check "remove: every common-* file is byte for byte as before the package" pam_same -- /etc/pam.d/common-auth "$out/apt-remove.log"
 check "remove: the module and the CLI are gone; the store and the config stay" \
     test ! -e "$SECURITY/pam_biounlock.so" -a ! -e /usr/sbin/biounlock -a -f /var/lib/biounlock/biounlock.db -a -f /etc/security/biounlock.conf
-# shellcheck disable=SC2046,SC2016
-drive sudo-removed - - "$ALICE_PW" "RESULT-uid=0" - $(as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
+run_as sudo sudo-removed - - "$ALICE_PW"
 check "remove: sudo still works with the Unix password" test "$(rc sudo-removed)" = 0 -- $(files sudo-removed)
 apt-get purge -y biounlock >"$out/apt-purge.log" 2>&1
 # shellcheck disable=SC2034  # read by the eval below
