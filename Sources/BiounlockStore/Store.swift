@@ -27,6 +27,19 @@ public final class Store: AuthStore {
     let connection: Connection
     public let path: String
 
+    /// Audit retention: events older than `maxAgeSeconds` or beyond the newest `maxEvents` go.
+    public struct Retention: Sendable {
+        public var maxAgeSeconds: Int
+        public var maxEvents: Int
+        public init(maxAgeSeconds: Int, maxEvents: Int) { self.maxAgeSeconds = maxAgeSeconds; self.maxEvents = maxEvents }
+        public init(_ options: Options) { self.init(maxAgeSeconds: options.logRetentionSeconds, maxEvents: options.logMaxEvents) }
+    }
+    public var retention = Retention(Options())
+    /// Pruning runs after one append in this many, and deletes at most `pruneBatch` rows, so no
+    /// single authentication pays for a large clean-up.
+    static let pruneEvery: Int64 = 256
+    public static let pruneBatch = 2000
+
     private init(connection: Connection, path: String) {
         self.connection = connection
         self.path = path
@@ -209,6 +222,21 @@ public final class Store: AuthStore {
             INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """).bind([.int(event.time), .text(event.user), .text(event.service), .text(event.tty), .text(event.rhost),
                        .text(event.method.rawValue), .text(event.outcome), .text(event.reason)]).run()
+        let id = sqlite3_last_insert_rowid(connection.handle)
+        if id % Store.pruneEvery == 0 {
+            try pruneEvents(now: event.time, newestID: id)
+        }
+    }
+
+    /// Deletes (at most `pruneBatch`) events older than the retention or beyond the newest
+    /// `maxEvents`. Ids only grow, so "beyond the newest N" is "id <= newest - N".
+    public func pruneEvents(now: Int64, newestID: Int64? = nil, batch: Int = Store.pruneBatch) throws(StoreFailure) {
+        let newest = newestID ?? sqlite3_last_insert_rowid(connection.handle)
+        let cutoffTime = now &- Int64(retention.maxAgeSeconds)
+        let cutoffID = newest &- Int64(retention.maxEvents)
+        try connection.prepare("""
+            DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ?1 OR id <= ?2 ORDER BY id LIMIT ?3)
+            """).bind([.int(cutoffTime), .int(cutoffID), .int(batch)]).run()
     }
 
     // MARK: administration (the CLI's path)
@@ -290,14 +318,14 @@ public final class Store: AuthStore {
         }
     }
 
-    /// The newest audit events first.
-    public func recentEvents(user: String? = nil, limit: Int = 50) throws(StoreFailure) -> [AuditEvent] {
-        let filter = user == nil ? "" : "WHERE user = ?2"
-        var values: [SQLValue] = [.int(limit)]
-        if let user { values.append(.text(user)) }
+    /// The newest audit events first, filtered by user, service and time.
+    public func recentEvents(user: String? = nil, service: String? = nil, since: Int64? = nil, limit: Int = 50) throws(StoreFailure) -> [AuditEvent] {
+        // NULL parameters switch a filter off; the values are always bound, never spliced in.
         return try connection.prepare("""
-            SELECT time, user, service, tty, rhost, method, outcome, reason FROM events \(filter) ORDER BY id DESC LIMIT ?1
-            """).bind(values).rows { r in
+            SELECT time, user, service, tty, rhost, method, outcome, reason FROM events
+            WHERE (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR service = ?3) AND (?4 IS NULL OR time >= ?4)
+            ORDER BY id DESC LIMIT ?1
+            """).bind([.int(limit), user.map { .text($0) } ?? .null, service.map { .text($0) } ?? .null, .optional(since)]).rows { r in
             AuditEvent(time: r.int(0) ?? 0, user: r.text(1) ?? "", service: r.text(2) ?? "", tty: r.text(3) ?? "",
                        rhost: r.text(4) ?? "", method: r.text(5).flatMap(AuthMethod.init(rawValue:)) ?? .none,
                        outcome: r.text(6) ?? "", reason: r.text(7) ?? "")

@@ -87,5 +87,9 @@ public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32
 }
 
 func openStore(_ options: Options) -> Result<AuthStore, StoreFailure> {
-    Result { () throws(StoreFailure) -> AuthStore in try Store.open(path: options.storePath, mode: .authenticate) }
+    Result { () throws(StoreFailure) -> AuthStore in
+        let store = try Store.open(path: options.storePath, mode: .authenticate)
+        store.retention = Store.Retention(options)
+        return store
+    }
 }

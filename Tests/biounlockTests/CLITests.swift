@@ -224,6 +224,76 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try cli(["reset", "nobody-here"]).status, 1)
     }
 
+    func testListLogAndRetention() throws {
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
+        XCTAssertEqual(try cli(["disable", "bin"]).status, 0)
+        let list = try cli(["list"])
+        XCTAssertEqual(list.status, 0)
+        XCTAssertTrue(list.stdout.contains("daemon: off · 0 fingers · passcode pin"), list.stdout)
+        XCTAssertTrue(list.stdout.contains("bin: off"), list.stdout)
+        let listJSON = try json(try cli(["list", "--json"]))
+        XCTAssertEqual((listJSON["users"] as? [[String: Any]])?.compactMap { $0["user"] as? String }, ["bin", "daemon"])
+
+        let store = try Store.open(path: db, mode: .authenticate)
+        let now = Int64(Date().timeIntervalSince1970)
+        for (i, (u, s)) in [("daemon", "sudo"), ("bin", "login"), ("daemon", "login")].enumerated() {
+            try store.appendEvent(AuditEvent(time: now - Int64(3 - i) * 3600, user: u, service: s, tty: "pts/\(i)", rhost: "",
+                                             method: .fingerprint, outcome: "success", reason: "finger-matched"))
+        }
+        try store.appendEvent(AuditEvent(time: now - 40 * 86400, user: "daemon", service: "sudo", tty: "", rhost: "",
+                                         method: .passcode, outcome: "denied", reason: "wrong-passcode"))
+        let all = try json(try cli(["log", "--json"]))
+        let events = try XCTUnwrap(all["events"] as? [[String: Any]])
+        XCTAssertEqual(events.count, 4)
+        XCTAssertEqual(Set(events[0].keys), ["time", "user", "service", "tty", "rhost", "method", "outcome", "reason"], "the documented shape")
+        XCTAssertEqual(try json(try cli(["log", "--json", "--user", "daemon"]))["events"].map { ($0 as? [Any])?.count }, 3)
+        XCTAssertEqual(try json(try cli(["log", "--json", "--service", "login"]))["events"].map { ($0 as? [Any])?.count }, 2)
+        XCTAssertEqual(try json(try cli(["log", "--json", "--since", "150m"]))["events"].map { ($0 as? [Any])?.count }, 2)
+        XCTAssertEqual(try json(try cli(["log", "--json", "--since", "2026-01-01", "--limit", "1"]))["events"].map { ($0 as? [Any])?.count }, 1)
+        XCTAssertEqual(try cli(["log", "--since", "yesterday"]).status, 64)
+        let text = try cli(["log", "--user", "bin"])
+        XCTAssertTrue(text.stdout.contains("bin  login on pts/1  success (fingerprint, finger-matched)"), text.stdout)
+
+        // Retention: prune events past log_retention / log_max_events.
+        store.retention = Store.Retention(maxAgeSeconds: 30 * 86400, maxEvents: 2)
+        try store.pruneEvents(now: now)
+        XCTAssertEqual(try store.recentEvents(limit: 100).map(\.tty), ["pts/2"],
+                       "the newest 2 are kept, except the one older than 30 days")
+    }
+
+    func testVerifyRunsTheChainAndSaysWhatDecided() throws {
+        try "sensor = simulated\nsim_socket = \(socket)\ntimeout = 1\nrequire_passcode = none\n".write(toFile: dir + "/biounlock.conf", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try enrol().status, 0)
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
+        XCTAssertEqual(try cli(["enable", user]).status, 0)
+        let ok = try cli(["verify", user], stdin: "2468\n")
+        XCTAssertEqual(ok.status, 0, ok.stdout + ok.stderr)
+        XCTAssertTrue(ok.stdout.contains("Touch the fingerprint reader to authenticate for sudo"), ok.stdout)
+        XCTAssertTrue(ok.stdout.contains("Result: success (method passcode, decided by: passcode-accepted)"), ok.stdout)
+        XCTAssertTrue(ok.stdout.contains("The module would return PAM_SUCCESS."), ok.stdout)
+        let wrong = try cli(["verify", user], stdin: "1111\n")
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertTrue(wrong.stdout.contains("decided by: wrong-passcode"), wrong.stdout)
+        let off = try cli(["verify", "bin"])
+        XCTAssertTrue(off.stdout.contains("PAM_IGNORE"), off.stdout)
+        let events = try json(try cli(["log", "--json", "--service", "sudo"]))["events"] as? [[String: Any]]
+        XCTAssertEqual(events?.count, 3, "verify attempts are audited")
+    }
+
+    func testColourOnlyOnATerminalAndNeverWithNoColor() throws {
+        let plain = try cli(["frobnicate"])
+        XCTAssertFalse(plain.stderr.contains("\u{1b}["), "no colour into a pipe")
+        let script = """
+            set timeout 10
+            spawn \(cliPath) frobnicate
+            expect eof
+            """
+        let tty = try runProcess("/usr/bin/expect", ["-c", script], environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm"])
+        XCTAssertTrue(tty.stdout.contains("\u{1b}[1;31mbiounlock:"), tty.stdout)
+        let noColor = try runProcess("/usr/bin/expect", ["-c", script], environment: ["NO_COLOR": "1", "PATH": "/usr/bin:/bin"])
+        XCTAssertFalse(noColor.stdout.contains("\u{1b}["), noColor.stdout)
+    }
+
     /// From a terminal: asked twice, nothing echoed (driven through a pseudo-terminal by expect).
     func testInteractivePasscodeEntryOnATerminal() throws {
         func session(_ first: String, _ second: String) throws -> ProcessResult {

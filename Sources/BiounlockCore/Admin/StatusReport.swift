@@ -16,6 +16,36 @@ public enum StatusReport {
         ])
     }
 
+    /// `biounlock log --json`: {"events": [...]}, newest first.
+    public static func json(events: [AuditEvent]) -> JSON {
+        .object([("events", .array(events.map { e in
+            .object([("time", .string(iso8601(e.time))), ("user", .string(e.user)), ("service", .string(e.service)),
+                     ("tty", .string(e.tty)), ("rhost", .string(e.rhost)), ("method", .string(e.method.rawValue)),
+                     ("outcome", .string(e.outcome)), ("reason", .string(e.reason))])
+        }))])
+    }
+
+    /// One line per event for `biounlock log`.
+    public static func text(event e: AuditEvent) -> String {
+        var where_ = e.service
+        if !e.tty.isEmpty { where_ += " on \(e.tty)" }
+        if !e.rhost.isEmpty { where_ += " from \(e.rhost)" }
+        return "\(iso8601(e.time))  \(e.user)  \(where_)  \(e.outcome) (\(e.method.rawValue), \(e.reason))"
+    }
+
+    /// One line per user for `biounlock list`.
+    public static func line(user r: UserRecord, now: Now) -> String {
+        let locks = [Lockouts.biometric(r, options: now.options, now: now.time) != .open ? "finger locked" : nil,
+                     Lockouts.passcode(r, options: now.options, now: now.time) != .open ? "passcode locked" : nil].compactMap { $0 }
+        let services = r.serviceOverrides.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value ? "on" : "off")" }
+        var parts = ["\(r.name): \(r.enabled ? "on" : "off")"]
+        if !services.isEmpty { parts.append("(" + services.joined(separator: ", ") + ")") }
+        parts.append("· \(r.templates.count) finger\(r.templates.count == 1 ? "" : "s")")
+        parts.append("· passcode \(r.passcode?.kind.rawValue ?? "not set")")
+        if !locks.isEmpty { parts.append("· " + locks.joined(separator: ", ")) }
+        return parts.joined(separator: " ")
+    }
+
     static func json(_ state: Lockouts.State, now: Now) -> JSON {
         switch state {
         case .open: return .object([("locked", .bool(false)), ("until", .null)])

@@ -51,6 +51,10 @@ public struct Options: Equatable, Sendable {
     public var lidPath: String = "/proc/acpi/button/lid"
     /// Where systemd-logind keeps its session files (REMOTE=1 marks a remote session).
     public var logindPath: String = "/run/systemd/sessions"
+    /// Audit events older than this (seconds) are pruned.
+    public var logRetentionSeconds: Int = 90 * 86400
+    /// At most this many audit events are kept.
+    public var logMaxEvents: Int = 100_000
     /// `concurrent`: where the caller is a terminal, one prompt takes a touch or a typed passcode.
     public var prompt: PromptMode = .concurrent
     /// The touch prompt; `%s` becomes the PAM service.
@@ -197,6 +201,14 @@ extension Options {
         OptionKey(name: "logind_path", accepts: "an absolute path") { o, v in
             guard let v, isAbsolutePath(v) else { return false }
             o.logindPath = v; return true
+        },
+        OptionKey(name: "log_retention", accepts: "a duration such as 90d, 12h") { o, v in
+            guard let v, let n = parseDuration(v), n > 0 else { return false }
+            o.logRetentionSeconds = n; return true
+        },
+        OptionKey(name: "log_max_events", accepts: "100-100000000") { o, v in
+            guard let n = boundedInteger(v, in: 100...100_000_000) else { return false }
+            o.logMaxEvents = n; return true
         },
         OptionKey(name: "prompt", accepts: "concurrent|sequential") { o, v in
             guard let v, let m = PromptMode(rawValue: v) else { return false }

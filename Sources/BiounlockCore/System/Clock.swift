@@ -53,3 +53,19 @@ public func iso8601(_ seconds: Int64) -> String {
     return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
         + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
 }
+
+/// `--since` for the audit log: a duration back from `now` (`2h`, `90m`, `3d`) or a UTC date
+/// (`2026-11-01`); nil when it is neither.
+public func parseSince(_ text: String, now: Int64) -> Int64? {
+    if let seconds = parseDuration(text) { return now &- Int64(seconds) }
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+          let year = Int32(parts[0]), let month = Int32(parts[1]), let day = Int32(parts[2]),
+          (1970...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else { return nil }
+    var t = tm()
+    t.tm_year = year - 1900
+    t.tm_mon = month - 1
+    t.tm_mday = day
+    let seconds = timegm(&t)
+    return seconds < 0 ? nil : Int64(seconds)
+}

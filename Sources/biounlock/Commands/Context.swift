@@ -22,7 +22,9 @@ struct Context {
     /// Opens (creating and migrating if needed) the store for administration.
     func openStore() throws(CommandFailure) -> Store {
         do {
-            return try Store.open(path: options.storePath, mode: .administer)
+            let store = try Store.open(path: options.storePath, mode: .administer)
+            store.retention = Store.Retention(options)
+            return store
         } catch {
             throw CommandFailure("cannot open the store: \(error)")
         }

@@ -8,7 +8,14 @@ enum Output {
     }
 
     static func error(_ text: String) {
-        errorLine("biounlock: \(text)")
+        errorLine(paint("biounlock:", red: true) + " " + text)
+    }
+
+    /// Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
+    static let colour: Bool = isatty(STDERR_FILENO) != 0 && getenv("NO_COLOR") == nil
+
+    static func paint(_ text: String, red: Bool) -> String {
+        colour ? "\u{1b}[1;31m" + text + "\u{1b}[0m" : text
     }
 
     static func errorLine(_ text: String) {

@@ -1,0 +1,35 @@
+import BiounlockCore
+import BiounlockStore
+
+/// `biounlock list [--json]`: every user the store knows, one line each (JSON: as `status`).
+enum ListCommand {
+    static let spec = CommandSpec(
+        path: ["list"], positionals: [], options: [],
+        abstract: "List users with biometric unlock settings, one line each.",
+        discussion: "With --json the output is the same document as 'status --json'.",
+        writes: false, run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let context = try Context(invocation)
+        var records: [UserRecord] = []
+        if context.storeExists {
+            let store = try context.openStore()
+            records = try storeCall("cannot read the store") { () throws(StoreFailure) -> [UserRecord] in
+                var out: [UserRecord] = []
+                for name in try store.userNames() {
+                    if let r = try store.loadUser(name) { out.append(r) }
+                }
+                return out
+            }
+        }
+        let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID())
+        if invocation.globals.json {
+            Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now).serialized())
+        } else if records.isEmpty {
+            Output.line("No users have biometric unlock set up (store: \(context.options.storePath)).")
+        } else {
+            for r in records { Output.line(StatusReport.line(user: r, now: now)) }
+        }
+        return 0
+    }
+}
