@@ -10,7 +10,7 @@ let commands: [CommandSpec] = [
     EnrolCommand.spec,
     PasscodeCommand.set, PasscodeCommand.clear,
     EnableCommand.enable, EnableCommand.disable,
-    StatusCommand.spec, ListCommand.spec, LogCommand.spec, VerifyCommand.spec, ResetCommand.spec,
+    StatusCommand.spec, ListCommand.spec, DoctorCommand.spec, LogCommand.spec, VerifyCommand.spec, ResetCommand.spec,
     SimCommandLine.scan, SimCommandLine.retry, SimCommandLine.error, SimCommandLine.unplug, SimCommandLine.sleep,
 ]
 

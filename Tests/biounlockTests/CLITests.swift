@@ -294,6 +294,46 @@ final class CLITests: XCTestCase {
         XCTAssertFalse(noColor.stdout.contains("\u{1b}["), noColor.stdout)
     }
 
+    func testDoctorFindsEachKindOfMistake() throws {
+        let pam = dir + "/pam.d"
+        try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
+        try "auth [success=1 default=ignore] pam_unix.so nullok\nauth requisite pam_deny.so\nauth required pam_permit.so\n"
+            .write(toFile: pam + "/common-auth", atomically: true, encoding: .utf8)
+        let module = cliBuildDirectory + "/pam_biounlock.so"
+        func doctor() throws -> (ProcessResult, [String: Any]) {
+            let r = try cli(["doctor", "--pam-dir", pam, "--module", module, "--json"])
+            return (r, try json(r))
+        }
+        try "auth [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die] pam_biounlock.so\n@include common-auth\n"
+            .write(toFile: pam + "/sudo", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
+        var (r, report) = try doctor()
+        XCTAssertEqual(r.status, 0, r.stdout)
+        XCTAssertEqual(report["ok"] as? Bool, true)
+        let checks = try XCTUnwrap(report["checks"] as? [[String: Any]])
+        XCTAssertEqual(Set(checks[0].keys), ["check", "status", "detail", "fix"], "the documented shape")
+        XCTAssertEqual(checks.first { $0["check"] as? String == "module" }?["status"] as? String, "ok", "the built module loads")
+
+        try "auth required pam_biounlock.so\n".write(toFile: pam + "/su", atomically: true, encoding: .utf8)
+        (r, report) = try doctor()
+        XCTAssertEqual(r.status, 1)
+        let problems = (report["checks"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "problem" }.compactMap { $0["detail"] as? String }
+        XCTAssertTrue(problems.contains { $0.contains("su: pam_biounlock.so is 'required'") }, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.contains("su: no password module after pam_biounlock.so") }, "\(problems)")
+        try FileManager.default.removeItem(atPath: pam + "/su")
+
+        chmod(db, 0o644 | 0o002)
+        (r, report) = try doctor()
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stdout.contains("writable by group or others"), r.stdout)
+        chmod(db, 0o600)
+
+        let text = try cli(["doctor", "--pam-dir", pam, "--module", dir + "/missing.so"])
+        XCTAssertEqual(text.status, 1)
+        XCTAssertTrue(text.stdout.contains("PROBLEM  module:"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("fix:"), text.stdout)
+    }
+
     /// From a terminal: asked twice, nothing echoed (driven through a pseudo-terminal by expect).
     func testInteractivePasscodeEntryOnATerminal() throws {
         func session(_ first: String, _ second: String) throws -> ProcessResult {

@@ -57,6 +57,8 @@ final class LockoutTests: XCTestCase {
         XCTAssertEqual(parseDuration("15m"), 900); XCTAssertEqual(parseDuration("900"), 900); XCTAssertEqual(parseDuration("2d"), 172800)
         XCTAssertNil(parseDuration("m")); XCTAssertNil(parseDuration("1w"))
         XCTAssertEqual(formatDuration(72 * 3600), "3d"); XCTAssertEqual(formatDuration(90), "90s")
+        XCTAssertFalse(describeTimeLeft(Int64.max).isEmpty, "no overflow")
+        XCTAssertEqual(describeTimeLeft(Int64.min), "1 s")
         XCTAssertEqual(describeTimeLeft(30), "30 s"); XCTAssertEqual(describeTimeLeft(61), "2 min"); XCTAssertEqual(describeTimeLeft(3900), "1 h 5 min")
     }
 

@@ -1,0 +1,170 @@
+/// Reads pam.d service files and finds the mistakes that lock people out or make biounlock
+/// useless: the logic behind `biounlock doctor`. Pure: it is given file contents.
+public enum PamStackLint {
+    public struct Finding: Equatable, Sendable {
+        public enum Severity: String, Sendable { case problem, warning }
+        public let severity: Severity
+        public let file: String
+        public let line: Int
+        public let message: String
+        public let fix: String
+    }
+
+    /// One auth line, with `@include`d files expanded.
+    struct AuthLine: Equatable {
+        let file: String
+        let line: Int
+        let control: String
+        let module: String
+        let arguments: [String]
+
+        var moduleName: String {
+            String(module.split(separator: "/").last ?? Substring(module))
+        }
+    }
+
+    public static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die]"
+    static let passwordModules: Set<String> = ["pam_unix.so", "pam_sss.so", "pam_ldap.so", "pam_krb5.so", "pam_winbind.so", "pam_systemd_home.so"]
+
+    /// Lints every service in `files` (name -> contents) that uses pam_biounlock.so in its auth stack.
+    public static func lint(files: [String: String]) -> [Finding] {
+        var findings: [Finding] = []
+        for name in files.keys.sorted() {
+            let stack = authLines(of: name, files: files, depth: 0)
+            guard let index = stack.firstIndex(where: { $0.moduleName == "pam_biounlock.so" }) else { continue }
+            // An included file (common-auth) is linted where it is used, not on its own.
+            findings += lint(service: name, stack: stack, biounlockIndex: index)
+        }
+        var seen = Set<String>()
+        return findings.filter { seen.insert("\($0.file):\($0.line):\($0.message)").inserted }
+    }
+
+    static func lint(service: String, stack: [AuthLine], biounlockIndex index: Int) -> [Finding] {
+        var findings: [Finding] = []
+        let line = stack[index]
+        func finding(_ severity: Finding.Severity, _ message: String, _ fix: String) {
+            findings.append(Finding(severity: severity, file: line.file, line: line.line, message: "\(service): \(message)", fix: fix))
+        }
+        let control = parseControl(line.control)
+        switch control {
+        case .simple("required"), .simple("requisite"):
+            finding(.problem, "pam_biounlock.so is '\(line.control)': when the reader is missing, the store is unavailable or the user presses Enter, the whole stack fails and nobody can fall back to the password",
+                    "use: auth \(recommendedControl) pam_biounlock.so")
+        case .simple("sufficient"):
+            finding(.warning, "pam_biounlock.so is 'sufficient': a wrong biounlock passcode falls through to the password instead of failing, so the passcode lockout can be bypassed by pressing on",
+                    "use: auth \(recommendedControl) pam_biounlock.so")
+        case .simple("optional"):
+            finding(.problem, "pam_biounlock.so is 'optional': its success does not end authentication, so users are asked for the password anyway",
+                    "use: auth \(recommendedControl) pam_biounlock.so")
+        case .simple(let other):
+            finding(.problem, "unknown control '\(other)' for pam_biounlock.so", "use: auth \(recommendedControl) pam_biounlock.so")
+        case .bracket(let actions):
+            if actions["success"] == nil || actions["success"] == "ignore" {
+                finding(.problem, "a biounlock success does not end authentication (no success=done/end/N)", "use: auth \(recommendedControl) pam_biounlock.so")
+            }
+            for (code, meaning) in [("authinfo_unavail", "no reader, nothing enrolled, a timeout or Enter alone"), ("ignore", "users who have not enabled biometric unlock")] {
+                let action = actions[code] ?? actions["default"] ?? "bad"
+                if action == "die" || action == "bad" {
+                    finding(.problem, "\(code)=\(action): \(meaning) would fail the whole stack instead of falling back to the password",
+                            "add \(code)=ignore (recommended: \(recommendedControl))")
+                }
+            }
+            let unknown = actions["module_unknown"] ?? actions["default"] ?? "bad"
+            if unknown == "die" || unknown == "bad" {
+                finding(.warning, "module_unknown=\(unknown): if pam_biounlock.so goes missing (a bad upgrade), everyone is locked out",
+                        "add module_unknown=ignore")
+            }
+        }
+
+        let later = stack[(index + 1)...]
+        let earlier = stack[..<index]
+        if let unix = earlier.first(where: { passwordModules.contains($0.moduleName) }) {
+            findings.append(Finding(severity: .problem, file: line.file, line: line.line,
+                                    message: "\(service): pam_biounlock.so comes after \(unix.moduleName) (\(unix.file):\(unix.line)): the password is asked first",
+                                    fix: "move the pam_biounlock.so line before \(unix.moduleName) (or before @include common-auth)"))
+        } else if !later.contains(where: { passwordModules.contains($0.moduleName) }) {
+            finding(.problem, "no password module after pam_biounlock.so: when the finger and passcode cannot be used, nobody can log in",
+                    "add 'auth required pam_unix.so' (or '@include common-auth') after the pam_biounlock.so line")
+        }
+        if let fprintd = stack.first(where: { $0.moduleName == "pam_fprintd.so" }) {
+            findings.append(Finding(severity: .warning, file: fprintd.file, line: fprintd.line,
+                                    message: "\(service): pam_fprintd.so is also in the auth stack: the finger is asked for twice, and fprintd holds the reader",
+                                    fix: "remove pam_fprintd.so from this stack (pam-auth-update --disable fprintd)"))
+        }
+        return findings
+    }
+
+    enum Control: Equatable {
+        case simple(String)
+        case bracket([String: String])
+    }
+
+    static func parseControl(_ text: String) -> Control {
+        guard text.hasPrefix("[") else { return .simple(text) }
+        var actions: [String: String] = [:]
+        for word in text.dropFirst().dropLast().split(separator: " ") {
+            let kv = word.split(separator: "=", maxSplits: 1)
+            if kv.count == 2 { actions[String(kv[0]).lowercased()] = String(kv[1]).lowercased() }
+        }
+        return .bracket(actions)
+    }
+
+    /// The auth lines of a service, `@include` and `auth include|substack` expanded (bounded depth).
+    static func authLines(of name: String, files: [String: String], depth: Int) -> [AuthLine] {
+        guard depth < 8, let text = files[name] else { return [] }
+        var out: [AuthLine] = []
+        for (number, raw) in logicalLines(text) {
+            let words = tokens(raw)
+            guard let first = words.first else { continue }
+            if first == "@include", words.count > 1 {
+                out += authLines(of: words[1], files: files, depth: depth + 1)
+                continue
+            }
+            let type = first.hasPrefix("-") ? String(first.dropFirst()) : first
+            guard type == "auth", words.count >= 3 else { continue }
+            if words[1] == "include" || words[1] == "substack" {
+                out += authLines(of: words[2], files: files, depth: depth + 1)
+                continue
+            }
+            out.append(AuthLine(file: name, line: number, control: words[1], module: words[2], arguments: Array(words.dropFirst(3))))
+        }
+        return out
+    }
+
+    /// Lines without comments, with backslash continuations joined, numbered from 1.
+    static func logicalLines(_ text: String) -> [(Int, String)] {
+        var out: [(Int, String)] = []
+        var pending = ""
+        var start = 0
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if pending.isEmpty { start = index + 1 }
+            var body = String(line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            if body.hasSuffix("\\") {
+                body.removeLast()
+                pending += body + " "
+                continue
+            }
+            out.append((start, pending + body))
+            pending = ""
+        }
+        return out
+    }
+
+    /// Whitespace-separated words, a `[...]` control (which may contain spaces) kept whole.
+    static func tokens(_ line: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var depth = 0
+        for c in line {
+            if c == "[" { depth += 1 }
+            if c == "]" { depth = max(0, depth - 1) }
+            if (c == " " || c == "\t") && depth == 0 {
+                if !current.isEmpty { words.append(current); current = "" }
+            } else {
+                current.append(c)
+            }
+        }
+        if !current.isEmpty { words.append(current) }
+        return words
+    }
+}

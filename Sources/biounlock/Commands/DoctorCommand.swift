@@ -1,0 +1,174 @@
+import Glibc
+import BiounlockCore
+import BiounlockSensors
+import BiounlockStore
+
+/// `biounlock doctor [--pam-dir DIR] [--module PATH]`: checks the installation and reports each
+/// problem with its fix. Exit 1 when anything is wrong (warnings alone exit 0).
+enum DoctorCommand {
+    static let spec = CommandSpec(
+        path: ["doctor"], positionals: [],
+        options: [OptionSpec(name: "--pam-dir", value: "DIR", help: "PAM service files to check (default /etc/pam.d)"),
+                  OptionSpec(name: "--module", value: "PATH", help: "the installed module (default: searched in the security dirs)")],
+        abstract: "Check the installation and say how to fix each problem.",
+        discussion: "Module file, every pam.d service using it (control value, order, fallback, pam_fprintd), store and config permissions, reader, fprintd.",
+        writes: false, run: run)
+
+    static let securityDirs = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security", "/usr/lib/security"]
+
+    struct Check {
+        enum Status: String { case ok, warning, problem }
+        let name: String
+        let status: Status
+        let detail: String
+        let fix: String?
+    }
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let context = try Context(invocation)
+        let pamDir = invocation.value("--pam-dir") ?? "/etc/pam.d"
+        var checks: [Check] = []
+
+        // The module file.
+        let modulePath = invocation.value("--module") ?? securityDirs.map { $0 + "/pam_biounlock.so" }.first { access($0, F_OK) == 0 }
+        if let modulePath {
+            checks.append(moduleCheck(modulePath))
+        } else {
+            checks.append(Check(name: "module", status: .problem, detail: "pam_biounlock.so is not in \(securityDirs.joined(separator: ", "))",
+                                fix: "install it: install -m 0644 build/pam_biounlock.so /lib/x86_64-linux-gnu/security/"))
+        }
+
+        // The PAM services.
+        let files = readPamDir(pamDir)
+        if files.isEmpty {
+            checks.append(Check(name: "pam.d", status: .warning, detail: "no readable service files in \(pamDir)", fix: nil))
+        } else {
+            let findings = PamStackLint.lint(files: files)
+            let users = files.filter { $0.value.contains("pam_biounlock.so") }.keys.sorted()
+            if users.isEmpty {
+                checks.append(Check(name: "pam.d", status: .warning, detail: "no service in \(pamDir) uses pam_biounlock.so yet",
+                                    fix: "add 'auth \(PamStackLint.recommendedControl) pam_biounlock.so' before '@include common-auth' (see pam.d/sudo)"))
+            } else if findings.isEmpty {
+                checks.append(Check(name: "pam.d", status: .ok, detail: "used by \(users.joined(separator: ", ")); every stack falls back to the password", fix: nil))
+            }
+            for f in findings {
+                checks.append(Check(name: "pam.d/\(f.file):\(f.line)", status: f.severity == .problem ? .problem : .warning, detail: f.message, fix: f.fix))
+            }
+            for (name, text) in files.sorted(by: { $0.key < $1.key }) {
+                for path in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) where path.hasPrefix("/") && path.hasSuffix("pam_biounlock.so") {
+                    if access(String(path), F_OK) != 0 {
+                        checks.append(Check(name: "pam.d/\(name)", status: .problem, detail: "\(path) does not exist", fix: "fix the path or install the module there"))
+                    }
+                }
+            }
+        }
+
+        // The store and the config.
+        if access(context.options.storePath, F_OK) != 0 {
+            checks.append(Check(name: "store", status: .warning, detail: "\(context.options.storePath) does not exist yet (created by the first enrol or passcode set)", fix: nil))
+        } else if let problem = Store.trustProblem(path: context.options.storePath) {
+            checks.append(Check(name: "store", status: .problem, detail: "\(problem); the module refuses it and everyone falls back to the password",
+                                fix: "chown root:root the file and its directory; chmod 0700 the directory, 0600 the file"))
+        } else {
+            checks.append(Check(name: "store", status: .ok, detail: "\(context.options.storePath): root-owned, not writable by others", fix: nil))
+        }
+        switch TrustedFiles.checkFile(context.options.configPath) {
+        case nil:
+            checks.append(Check(name: "config", status: .ok, detail: "\(context.options.configPath): root-owned, not writable by others", fix: nil))
+        case .missing?:
+            checks.append(Check(name: "config", status: .ok, detail: "no \(context.options.configPath); defaults apply", fix: nil))
+        case let problem?:
+            checks.append(Check(name: "config", status: .problem, detail: "\(problem); the module refuses it and everyone falls back to the password",
+                                fix: "chown root:root \(context.options.configPath); chmod 0644 \(context.options.configPath)"))
+        }
+
+        // The reader, and fprintd.
+        switch Sensors().open(context.options) {
+        case .success(let sensor):
+            sensor.close()
+            checks.append(Check(name: "reader", status: .ok, detail: "\(context.options.sensor.rawValue) sensor available", fix: nil))
+        case .failure(let why):
+            checks.append(Check(name: "reader", status: .warning, detail: "\(context.options.sensor.rawValue): \(why)", fix: nil))
+        }
+        if fprintdRunning() {
+            checks.append(Check(name: "fprintd", status: .warning, detail: "fprintd is running: it claims the reader while its clients verify",
+                                fix: "stop and disable it if biounlock is the only fingerprint user: systemctl disable --now fprintd"))
+        }
+
+        if invocation.globals.json {
+            Output.line(JSON.object([
+                ("ok", .bool(!checks.contains { $0.status == .problem })),
+                ("checks", .array(checks.map { c in
+                    .object([("check", .string(c.name)), ("status", .string(c.status.rawValue)), ("detail", .string(c.detail)),
+                             ("fix", c.fix.map { .string($0) } ?? .null)])
+                })),
+            ]).serialized())
+        } else {
+            for c in checks {
+                let mark = c.status == .ok ? "ok     " : c.status == .warning ? "warning" : "PROBLEM"
+                Output.line("\(mark)  \(c.name): \(c.detail)")
+                if let fix = c.fix, c.status != .ok { Output.line("         fix: \(fix)") }
+            }
+        }
+        return checks.contains { $0.status == .problem } ? 1 : 0
+    }
+
+    static func moduleCheck(_ path: String) -> Check {
+        var st = stat()
+        guard lstat(path, &st) == 0 else {
+            return Check(name: "module", status: .problem, detail: "\(path) does not exist", fix: "install build/pam_biounlock.so there")
+        }
+        if st.st_uid != 0 || st.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            return Check(name: "module", status: .problem, detail: "\(path) is not root-owned or is writable by others",
+                         fix: "chown root:root \(path); chmod 0644 \(path)")
+        }
+        // dlopen in a child process, so a broken module cannot take this one down.
+        let pid = fork()
+        if pid == 0 {
+            let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)
+            _exit(handle != nil && dlsym(handle, "pam_sm_authenticate") != nil && dlsym(handle, "pam_sm_setcred") != nil ? 0 : 1)
+        }
+        var status: Int32 = 0
+        guard pid > 0, waitpid(pid, &status, 0) == pid, status == 0 else {
+            return Check(name: "module", status: .problem, detail: "\(path) does not load (or lacks pam_sm_authenticate/pam_sm_setcred): PAM would report 'module unknown'",
+                         fix: "reinstall it from a build for this system")
+        }
+        return Check(name: "module", status: .ok, detail: "\(path) loads and exports the PAM entry points", fix: nil)
+    }
+
+    /// Regular files of the pam.d directory, at most 64 KiB each.
+    static func readPamDir(_ dir: String) -> [String: String] {
+        var files: [String: String] = [:]
+        guard let handle = opendir(dir) else { return files }
+        defer { closedir(handle) }
+        var count = 0
+        while count < 1000, let entry = readdir(handle) {
+            count += 1
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix(".") { continue }
+            let path = dir + "/" + name
+            var st = stat()
+            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size <= 65536,
+                  let file = fopen(path, "r") else { continue }
+            defer { fclose(file) }
+            var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+            let n = fread(&bytes, 1, bytes.count, file)
+            files[name] = String(decoding: bytes.prefix(n), as: UTF8.self)
+        }
+        return files
+    }
+
+    static func fprintdRunning() -> Bool {
+        guard let proc = opendir("/proc") else { return false }
+        defer { closedir(proc) }
+        while let entry = readdir(proc) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.first?.isNumber == true, let file = fopen("/proc/\(name)/comm", "r") else { continue }
+            var buffer = [CChar](repeating: 0, count: 32)
+            let line = fgets(&buffer, 32, file).map { _ in String(cString: buffer) } ?? ""
+            fclose(file)
+            if line.hasPrefix("fprintd") { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,55 @@
+import XCTest
+@testable import BiounlockCore
+
+final class PamStackLintTests: XCTestCase {
+    let commonAuth = """
+        auth [success=1 default=ignore] pam_unix.so nullok
+        auth requisite pam_deny.so
+        auth required pam_permit.so
+        """
+    let good = "auth [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die] pam_biounlock.so\n@include common-auth\n"
+
+    func lint(_ sudo: String, extra: [String: String] = [:]) -> [PamStackLint.Finding] {
+        PamStackLint.lint(files: ["sudo": sudo, "common-auth": commonAuth, "login": "@include common-auth\n"].merging(extra) { $1 })
+    }
+
+    func testTheRecommendedStackIsClean() {
+        XCTAssertEqual(lint(good), [])
+        XCTAssertEqual(lint("auth \\\n  [success=done ignore=ignore authinfo_unavail=ignore module_unknown=ignore default=die] \\\n pam_biounlock.so  # continued\n@include common-auth\n"), [])
+        XCTAssertEqual(lint("auth [success=end default=ignore] /lib/x86_64-linux-gnu/security/pam_biounlock.so\nauth include common-auth\n"), [])
+    }
+
+    func testRequiredLocksPeopleOut() {
+        let f = lint("auth required pam_biounlock.so\n@include common-auth\n")
+        XCTAssertEqual(f.map(\.severity), [.problem])
+        XCTAssertTrue(f[0].message.contains("'required'"), f[0].message)
+        XCTAssertEqual(f[0].line, 1)
+        XCTAssertTrue(f[0].fix.contains(PamStackLint.recommendedControl))
+    }
+
+    func testBracketWithoutFallbackForUnavailable() {
+        let f = lint("auth [success=done default=die] pam_biounlock.so\n@include common-auth\n")
+        XCTAssertEqual(f.filter { $0.severity == .problem }.count, 2, "authinfo_unavail and ignore both die")
+        XCTAssertEqual(f.filter { $0.severity == .warning }.count, 1, "module_unknown")
+    }
+
+    func testSufficientIsAWarning() {
+        XCTAssertEqual(lint("auth sufficient pam_biounlock.so\n@include common-auth\n").map(\.severity), [.warning])
+    }
+
+    func testOrderAndMissingFallback() {
+        let after = lint("@include common-auth\nauth [success=done ignore=ignore authinfo_unavail=ignore module_unknown=ignore default=die] pam_biounlock.so\n")
+        XCTAssertTrue(after.contains { $0.message.contains("comes after pam_unix.so (common-auth:1)") }, "\(after)")
+        let none = lint("auth [success=done ignore=ignore authinfo_unavail=ignore module_unknown=ignore default=die] pam_biounlock.so\nauth required pam_deny.so\n")
+        XCTAssertTrue(none.contains { $0.message.contains("no password module after pam_biounlock.so") }, "\(none)")
+    }
+
+    func testFprintdAlsoPresent() {
+        let f = lint(good, extra: ["common-auth": "auth [success=2 default=ignore] pam_fprintd.so max-tries=1\n" + commonAuth])
+        XCTAssertTrue(f.contains { $0.severity == .warning && $0.message.contains("pam_fprintd.so is also in the auth stack") && $0.file == "common-auth" }, "\(f)")
+    }
+
+    func testServicesWithoutBiounlockAndIncludeLoopsAreFine() {
+        XCTAssertEqual(PamStackLint.lint(files: ["a": "@include b\n", "b": "@include a\n"]), [])
+    }
+}
