@@ -116,6 +116,10 @@ biounlock enable "$ALICE" >"$out/enable.log" 2>&1
 check "setup: biounlock enable $ALICE" test $? -eq 0 -- "$out/enable.log"
 must
 
+biounlock doctor >"$out/doctor.log" 2>&1
+check "setup: biounlock doctor finds no problem with the pam-auth-update stack and the package's files" \
+    test $? -eq 0 -- "$out/doctor.log"
+
 # ---------------------------------------------------------------- scenarios
 # drive NAME FINGERS PIN PASSWORD MARK SHELLCMD COMMAND...: one terminal session (drive.exp);
 # leaves $out/NAME.log (transcript) and $out/NAME.rc.
