@@ -48,6 +48,8 @@ let package = Package(
         // Core policy: no Foundation (it is linked into the PAM module).
         .target(name: "BiounlockCore", dependencies: ["CSodium"]),
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite"]),
+        // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
+        .target(name: "BiounlockFprintProtocol"),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore"]),
 
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
@@ -77,6 +79,7 @@ let package = Package(
 
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors"], swiftSettings: testSettings),
         .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
         .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"], swiftSettings: testSettings),
