@@ -7,6 +7,7 @@
 //   core policy     BiounlockCore                     (options, policy chain, messages, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
 //   sensors         BiounlockSensors                  (simulated sensor; libfprint later)
+//   helper          biounlock-fprint                  (the only program that loads libfprint-2 / GLib)
 //   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
 //   CLI             biounlock                         (admin tool, thin: logic lives in the library)
 import PackageDescription
@@ -35,6 +36,7 @@ let package = Package(
     products: [
         .library(name: "pam_biounlock", type: .dynamic, targets: ["PamBiounlock"]),
         .executable(name: "biounlock", targets: ["biounlock"]),
+        .executable(name: "biounlock-fprint", targets: ["biounlock-fprint"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
     ],
     targets: [
@@ -51,6 +53,15 @@ let package = Package(
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
         .target(name: "BiounlockFprintProtocol"),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore"]),
+
+        // The libfprint helper: a separate process, spawned with a clean environment, so that
+        // libfprint and GLib never load into sudo or login. The only target that links CFPrint.
+        .executableTarget(
+            name: "biounlock-fprint",
+            dependencies: ["CFPrint", "BiounlockFprintProtocol"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+        ),
 
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
         .target(
