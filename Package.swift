@@ -6,7 +6,7 @@
 //   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt)
 //   core policy     BiounlockCore                     (options, policy chain, messages, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
-//   sensors         BiounlockSensors                  (simulated sensor; libfprint later)
+//   sensors         BiounlockSensors                  (simulated sensor; libfprint through the helper)
 //   helper          biounlock-fprint                  (the only program that loads libfprint-2 / GLib)
 //   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
 //   CLI             biounlock                         (admin tool, thin: logic lives in the library)
@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite"]),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
         .target(name: "BiounlockFprintProtocol"),
-        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore"]),
+        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
 
         // The libfprint helper: a separate process, spawned with a clean environment, so that
         // libfprint and GLib never load into sudo or login. The only target that links CFPrint.
@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
         .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"], swiftSettings: testSettings),
     ],

@@ -46,7 +46,7 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         options: options,
         conversation: PamConversation(pamh),
         logger: logger,
-        sensors: Sensors(),
+        sensors: Sensors(logger: logger),
         openStore: {
             Result { () throws(StoreFailure) -> AuthStore in try Store.open(path: options.storePath, mode: .authenticate) }
         })
