@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
-        .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"], swiftSettings: testSettings),
+        .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -146,3 +146,27 @@ public enum TrustedFiles {
         return parent.isEmpty ? "/" : parent
     }
 }
+
+/// Directory listing and file tests for admin checks (never on the module's path).
+public enum Directory {
+    /// Names in `path` (not "." or ".."), at most `limit`; empty when it cannot be read.
+    public static func names(_ path: String, limit: Int = 1024) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var out: [String] = []
+        while out.count < limit, let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String in
+                let bytes = raw.prefix { $0 != 0 }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            if name != "." && name != ".." { out.append(name) }
+        }
+        return out
+    }
+
+    public static func isExecutable(_ path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        return st.st_mode & S_IXUSR != 0
+    }
+}

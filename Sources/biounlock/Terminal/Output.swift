@@ -1,4 +1,5 @@
 import Glibc
+import BiounlockCore
 
 /// Where the CLI writes. Errors go to stderr with the program name; results to stdout.
 enum Output {
@@ -19,5 +20,15 @@ enum Output {
     static func progress(_ text: String) {
         print(text)
         fflush(stdout)
+    }
+}
+
+/// The libraries' log lines, for an admin at a terminal: warnings and errors on stderr.
+final class StderrLogger: Logger {
+    func log(_ level: LogLevel, _ message: String) {
+        switch level {
+        case .error, .warning: Output.error("warning: \(message)")
+        case .notice, .info, .debug: break
+        }
     }
 }
