@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -82,6 +82,10 @@ final class ModuleFixture {
     var socket: String { dir + "/sim" }
     var confdir: String { dir + "/pam.d" }
     let store: Store
+    /// The sensor's module arguments (the simulated sensor unless a test picks libfprint).
+    lazy var sensorArguments = "sensor=simulated sim_socket=\(socket)"
+    /// Where `touches` are sent: the simulated sensor's socket, or a virtual_device's.
+    lazy var touchSocket = socket
 
     init() throws {
         var template = Array("/tmp/bu-pam.XXXXXX".utf8CString)
@@ -106,7 +110,7 @@ final class ModuleFixture {
 
     /// Writes the service file `name` with the module's arguments.
     func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true) throws {
-        let defaults = includeDefaults ? "db=\(storePath) sensor=simulated sim_socket=\(socket) timeout=3 config=\(dir)/none.conf " : ""
+        let defaults = includeDefaults ? "db=\(storePath) \(sensorArguments) timeout=3 config=\(dir)/none.conf " : ""
         let text = """
             auth [success=done ignore=ignore default=die] \(modulePath) \(defaults)\(arguments)
             auth requisite pam_debug.so auth=try_again
@@ -116,26 +120,28 @@ final class ModuleFixture {
 
     /// Runs pam_authenticate for `user`, with `touches` sent to the simulated sensor meanwhile.
     func authenticate(_ user: String = ModuleFixture.enrolledUser, service: String = "biotest", answers: [String] = [],
-                      touches: [SimCommand] = [], extra: [String] = []) throws -> Transaction {
+                      touches: [SimCommand] = [], extra: [String] = [], environment: [String: String]? = nil,
+                      touchSocket: String? = nil, rawTouches: [String] = [], fingerWaitMilliseconds: Int = 5000) throws -> Transaction {
         let finger = DispatchGroup()
-        if !touches.isEmpty {
-            let path = socket
+        let commands = rawTouches.map { Array($0.utf8) } + touches.map(\.bytes)
+        if !commands.isEmpty {
+            let path = touchSocket ?? self.touchSocket
             finger.enter()
             Thread.detachNewThread {
-                for t in touches { _ = SimulatedFinger.send(t, to: path, waitMilliseconds: 5000) }
+                for c in commands { _ = SimulatedFinger.send(bytes: c, to: path, waitMilliseconds: fingerWaitMilliseconds) }
                 finger.leave()
             }
         }
         var args = ["--confdir", confdir, "--service", service, "--user", user]
         for a in answers { args += ["--answer", a] }
         let start = Date()
-        let result = try runProcess(harnessPath, args + extra, timeout: 60)
+        let result = try runProcess(harnessPath, args + extra, environment: environment, timeout: 60)
         let elapsed = Date().timeIntervalSince(start)
         finger.wait()
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let code = lines.last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
         // pam_debug (the PAM_IGNORE marker) announces itself; that line is not the module's.
-        let messages = lines.filter { !$0.hasPrefix("RESULT ") && !$0.hasPrefix("SETCRED ") && $0 != "INFO: auth=try_again" }
+        let messages = lines.filter { !$0.hasPrefix("RESULT ") && !$0.hasPrefix("SETCRED ") && !$0.hasPrefix("HOST ") && $0 != "INFO: auth=try_again" }
         return Transaction(code: code, messages: messages,
                            elapsed: elapsed, raw: result)
     }
