@@ -35,9 +35,11 @@ enum SecretInput {
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)
-        _ = text.withCString { write(fd, $0, strlen($0)) }
         TerminalRestore.arm(fd: fd, settings: saved)
+        // Echo off before the prompt appears: whatever is typed once it is visible is neither
+        // echoed nor discarded by TCSAFLUSH.
         _ = tcsetattr(fd, TCSAFLUSH, &quiet)
+        _ = text.withCString { write(fd, $0, strlen($0)) }
         defer {
             _ = tcsetattr(fd, TCSAFLUSH, &saved)
             TerminalRestore.disarm()
