@@ -6,7 +6,8 @@
 //   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt)
 //   core policy     BiounlockCore                     (options, policy chain, messages, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
-//   sensors         BiounlockSensors                  (simulated sensor; libfprint later)
+//   sensors         BiounlockSensors                  (simulated sensor; libfprint through the helper)
+//   helper          biounlock-fprint                  (the only program that loads libfprint-2 / GLib)
 //   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
 //   CLI             biounlock                         (admin tool, thin: logic lives in the library)
 import PackageDescription
@@ -35,6 +36,7 @@ let package = Package(
     products: [
         .library(name: "pam_biounlock", type: .dynamic, targets: ["PamBiounlock"]),
         .executable(name: "biounlock", targets: ["biounlock"]),
+        .executable(name: "biounlock-fprint", targets: ["biounlock-fprint"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
     ],
     targets: [
@@ -48,7 +50,18 @@ let package = Package(
         // Core policy: no Foundation (it is linked into the PAM module).
         .target(name: "BiounlockCore", dependencies: ["CSodium"]),
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite"]),
-        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore"]),
+        // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
+        .target(name: "BiounlockFprintProtocol"),
+        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
+
+        // The libfprint helper: a separate process, spawned with a clean environment, so that
+        // libfprint and GLib never load into sudo or login. The only target that links CFPrint.
+        .executableTarget(
+            name: "biounlock-fprint",
+            dependencies: ["CFPrint", "BiounlockFprintProtocol"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+        ),
 
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
         .target(
@@ -77,9 +90,10 @@ let package = Package(
 
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"], swiftSettings: testSettings),
-        .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
-        .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,15 @@
 // libfprint-2 (with GLib/GIO). Function-like macros such as FP_DEVICE_ERROR are not
 // importable by Swift; callers use fp_device_error_quark() and friends.
+// Only the helper executable (biounlock-fprint) links this module: the PAM module never loads
+// libfprint or GLib into its host.
 #ifndef BIOUNLOCK_CFPRINT_SHIM_H
 #define BIOUNLOCK_CFPRINT_SHIM_H
 #include <fprint.h>
+#include <glib-unix.h>
+#include <syslog.h>
+
+/// syslog is variadic: Swift calls these instead. The message is passed as an argument, never
+/// as the format.
+static inline void biounlock_openlog(void) { openlog("biounlock-fprint", LOG_PID, LOG_AUTHPRIV); }
+static inline void biounlock_syslog_warning(const char *message) { syslog(LOG_WARNING, "%s", message); }
 #endif

@@ -46,7 +46,7 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         options: options,
         conversation: PamConversation(pamh),
         logger: logger,
-        sensors: Sensors(),
+        sensors: Sensors(logger: logger),
         openStore: { openStore(options) },
         sessionFacts: {
             SessionProbe.facts(rhost: request.rhost, environment: { PamHandle.environment(pamh, $0) }, options: options)

@@ -7,10 +7,11 @@ import BiounlockCore
 
 setlocale(LC_ALL, "")
 let commands: [CommandSpec] = [
-    EnrolCommand.spec,
+    EnrolCommand.spec, UnenrolCommand.spec,
     PasscodeCommand.set, PasscodeCommand.clear,
     EnableCommand.enable, EnableCommand.disable,
     StatusCommand.spec, ListCommand.spec, DoctorCommand.spec, LogCommand.spec, VerifyCommand.spec, ResetCommand.spec,
+    SensorsCommand.spec,
     SimCommandLine.scan, SimCommandLine.retry, SimCommandLine.error, SimCommandLine.unplug, SimCommandLine.sleep,
 ]
 

@@ -21,6 +21,21 @@ final class LinkageTests: XCTestCase {
         XCTAssertFalse(readelf.stdout.contains("/opt/swift"), readelf.stdout)
     }
 
+    /// libfprint runs in the helper process only: the module maps neither libfprint nor GLib, so it
+    /// can never iterate (or be confused by) the host's GLib main context.
+    func testLibfprintAndGLibStayOutOfTheModule() throws {
+        let r = try runProcess("/usr/bin/ldd", [modulePath])
+        for library in ["libfprint", "libglib", "libgio", "libgobject", "libgusb"] {
+            XCTAssertFalse(r.stdout.contains(library), "\(library) in the module: \(r.stdout)")
+        }
+        let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", modulePath])
+        XCTAssertFalse(undefined.stdout.contains(" fp_"), "libfprint symbols referenced by the module")
+        XCTAssertFalse(undefined.stdout.contains(" g_"), "GLib symbols referenced by the module")
+        let helper = try runProcess("/usr/bin/ldd", [buildDirectory + "/biounlock-fprint"])
+        XCTAssertTrue(helper.stdout.contains("libfprint-2.so"), "the helper is where libfprint lives: \(helper.stdout)")
+        XCTAssertFalse(helper.stdout.contains("swift"), "the helper runs without the toolchain: \(helper.stdout)")
+    }
+
     func testNoFoundationInsideTheModule() throws {
         let r = try runProcess("/usr/bin/nm", [modulePath])
         XCTAssertFalse(r.stdout.contains("10Foundation"), "Foundation symbols linked into the module")

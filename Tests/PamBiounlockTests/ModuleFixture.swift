@@ -34,7 +34,10 @@ func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, env
     process.standardError = err
     process.standardInput = input
     try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    // A child that exits before reading its input (e.g. refused as non-root) must not take the
+    // test process down with SIGPIPE: ignore the signal, and take the write error instead.
+    signal(SIGPIPE, SIG_IGN)
+    if let stdin { try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
     try? input.fileHandleForWriting.close()
     // Plain threads, not Dispatch: libdispatch on Linux cannot see threads blocked in read(2)
     // and would starve when tests run several processes at once.
@@ -82,6 +85,10 @@ final class ModuleFixture {
     var socket: String { dir + "/sim" }
     var confdir: String { dir + "/pam.d" }
     let store: Store
+    /// The sensor's module arguments (the simulated sensor unless a test picks libfprint).
+    lazy var sensorArguments = "sensor=simulated sim_socket=\(socket)"
+    /// Where `touches` are sent: the simulated sensor's socket, or a virtual_device's.
+    lazy var touchSocket = socket
 
     init() throws {
         var template = Array("/tmp/bu-pam.XXXXXX".utf8CString)
@@ -113,7 +120,7 @@ final class ModuleFixture {
     func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true, after: String? = nil,
                  control: String = "[success=done ignore=ignore default=die]") throws {
         let defaults = includeDefaults
-            ? "db=\(storePath) sensor=simulated sim_socket=\(socket) timeout=3 config=\(dir)/none.conf require_passcode=none lid_path=\(dir)/lid logind_path=\(dir)/sessions "
+            ? "db=\(storePath) \(sensorArguments) timeout=3 config=\(dir)/none.conf require_passcode=none lid_path=\(dir)/lid logind_path=\(dir)/sessions "
             : ""
         let text = """
             auth \(control) \(modulePath) \(defaults)\(arguments)
@@ -124,13 +131,15 @@ final class ModuleFixture {
 
     /// Runs pam_authenticate for `user`, with `touches` sent to the simulated sensor meanwhile.
     func authenticate(_ user: String = ModuleFixture.enrolledUser, service: String = "biotest", answers: [String] = [],
-                      touches: [SimCommand] = [], extra: [String] = [], environment: [String: String] = [:]) throws -> Transaction {
+                      touches: [SimCommand] = [], extra: [String] = [], environment: [String: String] = [:],
+                      touchSocket: String? = nil, rawTouches: [String] = [], fingerWaitMilliseconds: Int = 5000) throws -> Transaction {
         let finger = DispatchGroup()
-        if !touches.isEmpty {
-            let path = socket
+        let commands = rawTouches.map { Array($0.utf8) } + touches.map(\.bytes)
+        if !commands.isEmpty {
+            let path = touchSocket ?? self.touchSocket
             finger.enter()
             Thread.detachNewThread {
-                for t in touches { _ = SimulatedFinger.send(t, to: path, waitMilliseconds: 5000) }
+                for c in commands { _ = SimulatedFinger.send(bytes: c, to: path, waitMilliseconds: fingerWaitMilliseconds) }
                 finger.leave()
             }
         }
@@ -145,7 +154,7 @@ final class ModuleFixture {
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let code = lines.last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
         // pam_debug (the PAM_IGNORE marker) announces itself; that line is not the module's.
-        let messages = lines.filter { !$0.hasPrefix("RESULT ") && !$0.hasPrefix("SETCRED ") && $0 != "INFO: auth=try_again" }
+        let messages = lines.filter { !$0.hasPrefix("RESULT ") && !$0.hasPrefix("SETCRED ") && !$0.hasPrefix("HOST ") && $0 != "INFO: auth=try_again" }
         return Transaction(code: code, messages: messages,
                            elapsed: elapsed, raw: result)
     }

@@ -78,7 +78,7 @@ final class CLITests: XCTestCase {
     }
 
     func testWritesNeedRoot() throws {
-        for args in [["enable", user], ["passcode", "set", user, "--stdin"], ["enrol", user], ["disable", user]] {
+        for args in [["enable", user], ["passcode", "set", user, "--stdin"], ["enrol", user], ["disable", user], ["unenrol", user, "--all"]] {
             let r = try cli(args, stdin: "2468\n", asUser: 65534)
             XCTAssertEqual(r.status, 1, "\(args)")
             XCTAssertTrue(r.stderr.contains("only root may do"), r.stderr)
@@ -139,7 +139,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try cli(["disable", user, "--service", "sudo"]).status, 0)
 
         let status = try json(try cli(["status", "--json"]))
-        XCTAssertEqual(Set(status.keys), ["store", "users"])
+        XCTAssertEqual(Set(status.keys), ["store", "users", "fprintd"])
         XCTAssertEqual(status["store"] as? String, db)
         let users = try XCTUnwrap(status["users"] as? [[String: Any]])
         XCTAssertEqual(users.count, 1)

@@ -19,7 +19,10 @@ func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, env
     process.standardError = err
     process.standardInput = input
     try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    // A child that exits before reading its input (e.g. refused as non-root) must not take the
+    // test process down with SIGPIPE: ignore the signal, and take the write error instead.
+    signal(SIGPIPE, SIG_IGN)
+    if let stdin { try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
     try? input.fileHandleForWriting.close()
     // Plain threads, not Dispatch: libdispatch on Linux cannot see threads blocked in read(2)
     // and would starve when tests run several processes at once.

@@ -11,9 +11,21 @@ public enum EnableCheck {
     /// - Parameters:
     ///   - record: the user's row, or nil when the store has none yet.
     ///   - globals: the CLI's global options as typed (e.g. `--db /x`), repeated in each fix.
-    public static func refusals(user: String, record: UserRecord?, options: Options, globals: [String]) -> [Refusal] {
+    ///   - readers: the readers present (`biounlock sensors`), or nil when not looked for.
+    public static func refusals(user: String, record: UserRecord?, options: Options, globals: [String],
+                                readers: Result<[ReaderInfo], SensorUnavailable>? = nil) -> [Refusal] {
         let prefix = (["biounlock"] + globals).joined(separator: " ")
         var out: [Refusal] = []
+        switch readers {
+        case nil: break
+        case .success(let list) where !list.isEmpty: break
+        case .success:
+            out.append(Refusal(problem: "no fingerprint reader is present (sensor \(options.sensor.rawValue))",
+                               fix: "\(prefix) sensors   # then plug in a reader, or check fprint_device"))
+        case .failure(let why):
+            out.append(Refusal(problem: "the fingerprint readers cannot be listed: \(why)",
+                               fix: "\(prefix) sensors   # then fix fprint_helper in \(options.configPath)"))
+        }
         let fingers = record?.templates.filter { $0.sensor == options.sensor } ?? []
         if fingers.isEmpty {
             out.append(Refusal(problem: "no finger is enrolled for \(user) on the \(options.sensor.rawValue) sensor",

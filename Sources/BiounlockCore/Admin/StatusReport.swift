@@ -9,11 +9,17 @@ public enum StatusReport {
         public init(options: Options, time: Int64, bootID: String?) { self.options = options; self.time = time; self.bootID = bootID }
     }
 
-    public static func json(store: String, users: [UserRecord], now: Now) -> JSON {
-        .object([
+    /// Says what is wrong with a stored template (e.g. a truncated libfprint print), or nil.
+    public typealias TemplateCheck = (Template) -> String?
+
+    public static func json(store: String, users: [UserRecord], now: Now, fprintd: FprintdReport? = nil,
+                            check: TemplateCheck = { _ in nil }) -> JSON {
+        var members: [(String, JSON)] = [
             ("store", .string(store)),
-            ("users", .array(users.map { json(user: $0, now: now) })),
-        ])
+            ("users", .array(users.map { json(user: $0, now: now, check: check) })),
+        ]
+        if let fprintd { members.append(("fprintd", fprintd.json)) }
+        return .object(members)
     }
 
     /// `biounlock log --json`: {"events": [...]}, newest first.
@@ -53,14 +59,16 @@ public enum StatusReport {
         }
     }
 
-    public static func json(user r: UserRecord, now: Now) -> JSON {
+    public static func json(user r: UserRecord, now: Now, check: TemplateCheck = { _ in nil }) -> JSON {
         .object([
             ("user", .string(r.name)),
             ("enabled", .bool(r.enabled)),
             ("services", .object(r.serviceOverrides.sorted { $0.key < $1.key }.map { ($0.key, JSON.bool($0.value)) })),
             ("fingers", .array(r.templates.map { t in
                 .object([("finger", .string(t.finger.name)), ("sensor", .string(t.sensor.rawValue)),
-                         ("enrolled", .string(iso8601(t.created)))])
+                         ("enrolled", .string(iso8601(t.created))),
+                         ("reader", t.driver.isEmpty ? .null : .string("\(t.driver)/\(t.device)")),
+                         ("problem", check(t).map(JSON.string) ?? .null)])
             })),
             ("passcode", r.passcode.map { .string($0.kind.rawValue) } ?? .null),
             ("biometric_failures", .int(r.biometricFailures)),
@@ -92,7 +100,7 @@ public enum StatusReport {
         }
     }
 
-    public static func text(user r: UserRecord, now: Now) -> String {
+    public static func text(user r: UserRecord, now: Now, check: TemplateCheck = { _ in nil }) -> String {
         var lines = ["\(r.name)"]
         lines.append("  biometric unlock: \(r.enabled ? "on" : "off")")
         for (service, on) in r.serviceOverrides.sorted(by: { $0.key < $1.key }) {
@@ -103,7 +111,9 @@ public enum StatusReport {
         } else {
             lines.append("  fingers:")
             for t in r.templates {
-                lines.append("    \(t.finger.name) (\(t.sensor.rawValue), enrolled \(iso8601(t.created)))")
+                let reader = t.driver.isEmpty ? "" : " on \(t.driver)/\(t.device)"
+                lines.append("    \(t.finger.name) (\(t.sensor.rawValue)\(reader), enrolled \(iso8601(t.created)))"
+                             + (check(t).map { " UNUSABLE: \($0); enrol it again" } ?? ""))
             }
         }
         lines.append("  passcode: \(r.passcode.map { $0.kind.rawValue } ?? "not set")")

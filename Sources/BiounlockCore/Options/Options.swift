@@ -8,7 +8,7 @@ public enum Policy: String, CaseIterable, Sendable {
 
 /// Where fingerprints come from.
 public enum SensorKind: String, CaseIterable, Sendable {
-    /// libfprint-2 readers. Not built into this version yet: reported as "reader not available".
+    /// libfprint-2 readers, driven by the `biounlock-fprint` helper process.
     case libfprint
     /// A deterministic sensor driven over a root-only control socket (demos, containers, tests).
     case simulated
@@ -19,6 +19,8 @@ public enum SensorKind: String, CaseIterable, Sendable {
 public struct Options: Equatable, Sendable {
     public static let defaultConfigPath = "/etc/security/biounlock.conf"
     public static let defaultStorePath = "/var/lib/biounlock/biounlock.db"
+    /// Where scripts/install (and the Debian package) put the libfprint helper.
+    public static let defaultFprintHelperPath = "/usr/libexec/biounlock/biounlock-fprint"
 
     public var policy: Policy = .biometricsOrPasscode
     public var sensor: SensorKind = .libfprint
@@ -32,6 +34,16 @@ public struct Options: Equatable, Sendable {
     public var maxTries: Int = 3
     /// Verbose syslog (never secrets or templates).
     public var debug: Bool = false
+    /// The libfprint helper executable (root-owned, in root-owned directories).
+    public var fprintHelper: String = Options.defaultFprintHelperPath
+    /// Which reader to use when several are attached: a driver name, a device id, or "driver/id".
+    public var fprintDevice: String?
+    /// Test setting: a libfprint `virtual_device` listening on this socket (FP_VIRTUAL_DEVICE in
+    /// the helper's environment). Only ever read from root-owned configuration, never from the
+    /// caller's environment.
+    public var fprintVirtualDevice: String?
+    /// Test setting: the `virtual_device_storage` variant (FP_VIRTUAL_DEVICE_STORAGE).
+    public var fprintVirtualDeviceStorage: String?
 
     /// Consecutive failed matches (across transactions and services) that lock biometrics.
     public var biometricLockout: Int = 5
@@ -218,6 +230,22 @@ extension Options {
             guard let v, !v.isEmpty, v.utf8.count <= 200, v.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else { return false }
             o.reason = v; return true
         },
+        OptionKey(name: "fprint_helper", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.fprintHelper = v; return true
+        },
+        OptionKey(name: "fprint_device", accepts: "a driver name, a device id, or driver/id") { o, v in
+            guard let v, isReaderSelector(v) else { return false }
+            o.fprintDevice = v; return true
+        },
+        OptionKey(name: "fprint_virtual_device", accepts: "an absolute socket path of at most 107 bytes") { o, v in
+            guard let v, isAbsolutePath(v), v.utf8.count <= maximumSocketPathLength else { return false }
+            o.fprintVirtualDevice = v; return true
+        },
+        OptionKey(name: "fprint_virtual_device_storage", accepts: "an absolute socket path of at most 107 bytes") { o, v in
+            guard let v, isAbsolutePath(v), v.utf8.count <= maximumSocketPathLength else { return false }
+            o.fprintVirtualDeviceStorage = v; return true
+        },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {
             case nil, "yes", "true", "1": o.debug = true
@@ -230,6 +258,14 @@ extension Options {
 
     static func key(named name: String) -> OptionKey? { keys.first { $0.name == name } }
 
+    /// A copy with one key set through the shared table (CLI options such as `--device`);
+    /// nil when the key is unknown or the value invalid.
+    public func with(key name: String, value: String) -> Options? {
+        guard let key = Options.key(named: name), value.utf8.count <= maximumOptionValueLength else { return nil }
+        var copy = self
+        return key.apply(&copy, value) ? copy : nil
+    }
+
     /// Names of every known key, in documentation order.
     public static var keyNames: [String] { keys.map(\.name) }
 }
@@ -239,6 +275,14 @@ let maximumOptionValueLength = 4096
 
 func isAbsolutePath(_ value: String) -> Bool {
     value.utf8.first == UInt8(ascii: "/") && value.utf8.count <= maximumOptionValueLength && !value.utf8.contains(0)
+}
+
+/// sun_path holds 108 bytes including the terminator; libfprint silently truncates longer paths.
+public let maximumSocketPathLength = 107
+
+/// A reader selector: printable ASCII without spaces, at most 128 bytes.
+func isReaderSelector(_ value: String) -> Bool {
+    !value.isEmpty && value.utf8.count <= 128 && value.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
 }
 
 /// Parses a decimal integer within `range` without trapping on any input.

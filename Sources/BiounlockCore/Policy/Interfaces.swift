@@ -183,6 +183,41 @@ public protocol FingerprintSensor: AnyObject {
 /// Opens the reader the options name.
 public protocol SensorProvider {
     func open(_ options: Options) -> Result<FingerprintSensor, SensorUnavailable>
+    /// Opens a reader for verifying `templates`: with several readers attached, the one they were
+    /// taken on (templates carry the reader's driver and device id).
+    func open(_ options: Options, for templates: [Template]) -> Result<FingerprintSensor, SensorUnavailable>
+}
+
+extension SensorProvider {
+    public func open(_ options: Options, for templates: [Template]) -> Result<FingerprintSensor, SensorUnavailable> {
+        open(options)
+    }
+}
+
+/// A fingerprint reader as the admin sees it (`biounlock sensors`).
+public struct ReaderInfo: Equatable, Sendable {
+    /// libfprint's driver name ("simulated" for the simulated sensor).
+    public var driver: String
+    /// libfprint's device id (the control socket for the simulated sensor).
+    public var device: String
+    public var name: String
+    /// Touches one enrolment takes.
+    public var enrolStages: Int
+    /// What it can do: "verify", "identify", "storage", … in a fixed order.
+    public var features: [String]
+    /// "press" or "swipe".
+    public var scanType: String
+
+    public init(driver: String, device: String, name: String, enrolStages: Int, features: [String], scanType: String) {
+        self.driver = driver; self.device = device; self.name = name
+        self.enrolStages = enrolStages; self.features = features; self.scanType = scanType
+    }
+
+    /// Whether `fprint_device` / `--device` names this reader: its driver, its device id, or both
+    /// as "driver/id" (the helper applies the same rule when it opens one).
+    public func matches(_ selector: String) -> Bool {
+        driver == selector || device == selector || "\(driver)/\(device)" == selector
+    }
 }
 
 extension FingerprintSensor {

@@ -161,7 +161,7 @@ public final class PolicyChain {
             return .skipped(.nothingEnrolled)
         }
         let sensor: FingerprintSensor
-        switch sensors.open(options) {
+        switch sensors.open(options, for: templates) {
         case .success(let s): sensor = s
         case .failure(let why):
             logger.log(.notice, "reader unavailable for \(user.name): \(why)")

@@ -15,6 +15,8 @@ public enum FileTrustProblem: Error, Equatable, Sendable, CustomStringConvertibl
     case wrongOwner(String, uid: UInt32)
     case writableByOthers(String, mode: UInt32)
     case tooLarge(String)
+    case notExecutable(String)
+    case notCanonical(String)
 
     public var description: String {
         switch self {
@@ -26,6 +28,8 @@ public enum FileTrustProblem: Error, Equatable, Sendable, CustomStringConvertibl
         case .wrongOwner(let p, let uid): return "\(p) is owned by uid \(uid), not root"
         case .writableByOthers(let p, let mode): return "\(p) is writable by group or others (mode \(octal(mode & 0o7777)))"
         case .tooLarge(let p): return "\(p) is too large"
+        case .notExecutable(let p): return "\(p) is not executable"
+        case .notCanonical(let p): return "\(p) is not an absolute path without '.', '..' or '//'"
         }
     }
 }
@@ -108,9 +112,61 @@ public enum TrustedFiles {
         return .success(String(decoding: bytes[0..<total], as: UTF8.self))
     }
 
+    /// Checks a program biounlock runs as root (the libfprint helper): an absolute, canonical
+    /// path; every directory from / down to it root-owned, not writable by group or others and not
+    /// a symlink; the file itself regular, root-owned, not group/world-writable and executable.
+    /// Anyone able to write anywhere along the path could otherwise swap the program between this
+    /// check and the exec.
+    public static func checkExecutable(_ path: String) -> FileTrustProblem? {
+        let components = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard path.utf8.first == UInt8(ascii: "/"), path.utf8.count > 1,
+              !components.dropFirst().contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+            return .notCanonical(path)
+        }
+        var directory = "/"
+        if let problem = checkDirectory(directory) { return problem }
+        for component in components.dropFirst().dropLast() {
+            directory += (directory == "/" ? "" : "/") + component
+            if let problem = checkDirectory(directory) { return problem }
+        }
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            return errno == ENOENT ? .missing(path) : .unreadable(path, errno: errno)
+        }
+        if (st.st_mode & S_IFMT) == S_IFLNK { return .symlink(path) }
+        if (st.st_mode & S_IFMT) != S_IFREG { return .notRegularFile(path) }
+        if let problem = checkOwnership(path, st) { return problem }
+        if st.st_mode & S_IXUSR == 0 { return .notExecutable(path) }
+        return nil
+    }
+
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let parent = String(path[..<slash])
         return parent.isEmpty ? "/" : parent
+    }
+}
+
+/// Directory listing and file tests for admin checks (never on the module's path).
+public enum Directory {
+    /// Names in `path` (not "." or ".."), at most `limit`; empty when it cannot be read.
+    public static func names(_ path: String, limit: Int = 1024) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var out: [String] = []
+        while out.count < limit, let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String in
+                let bytes = raw.prefix { $0 != 0 }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            if name != "." && name != ".." { out.append(name) }
+        }
+        return out
+    }
+
+    public static func isExecutable(_ path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        return st.st_mode & S_IXUSR != 0
     }
 }

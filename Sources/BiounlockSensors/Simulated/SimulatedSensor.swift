@@ -169,6 +169,12 @@ public enum SimulatedFinger {
     /// Connects to the sensor (retrying until it listens or `waitMilliseconds` pass), sends one
     /// command, half-closes and waits for the sensor to close the connection (command taken).
     public static func send(_ command: SimCommand, to path: String, waitMilliseconds: Int) -> Result<Void, SensorUnavailable> {
+        send(bytes: command.bytes, to: path, waitMilliseconds: waitMilliseconds)
+    }
+
+    /// The same for any virtual_device command, as bytes (`INSERT id` for virtual_device_storage,
+    /// `SET_ENROLL_STAGES n`, …): the simulated sensor ignores what it does not know.
+    public static func send(bytes: [UInt8], to path: String, waitMilliseconds: Int) -> Result<Void, SensorUnavailable> {
         guard let addr = UnixSocket.address(path) else {
             return .failure(SensorUnavailable("socket path is empty or longer than \(UnixSocket.maximumPathLength) bytes"))
         }
@@ -181,7 +187,7 @@ public enum SimulatedFinger {
             if rc != 0 && errno == EINPROGRESS { rc = UnixSocket.wait(fd, events: Int16(POLLOUT), until: deadline) ? 0 : -1 }
             if rc == 0 {
                 defer { Glibc.close(fd) }
-                guard UnixSocket.writeAll(fd, command.bytes, deadline: deadline) else {
+                guard UnixSocket.writeAll(fd, bytes, deadline: deadline) else {
                     return .failure(SensorUnavailable("write: \(errnoDescription(errno))"))
                 }
                 shutdown(fd, Int32(SHUT_WR))

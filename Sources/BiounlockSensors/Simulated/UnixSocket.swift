@@ -82,7 +82,8 @@ enum UnixSocket {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], deadline: Deadline) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset) }
+            // send with MSG_NOSIGNAL: a peer that closed early is an error here, never a SIGPIPE.
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
             if n > 0 { offset += n; continue }
             if n < 0 && (errno == EINTR) { continue }
             if n < 0 && errno == EAGAIN && wait(fd, events: Int16(POLLOUT), until: deadline) { continue }

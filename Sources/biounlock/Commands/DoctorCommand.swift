@@ -83,7 +83,7 @@ enum DoctorCommand {
         }
 
         // The reader, and fprintd.
-        switch Sensors().open(context.options) {
+        switch Sensors(logger: StderrLogger()).open(context.options) {
         case .success(let sensor):
             sensor.close()
             checks.append(Check(name: "reader", status: .ok, detail: "\(context.options.sensor.rawValue) sensor available", fix: nil))

@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockSensors
 
 /// `biounlock enable|disable USER [--service S]`: the "biometric unlock" toggle.
 enum EnableCommand {
@@ -25,7 +26,15 @@ enum EnableCommand {
         let store = try context.openStore()
         if enabled {
             let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
-            let refusals = EnableCheck.refusals(user: account.name, record: record, options: context.options, globals: invocation.globals.typed)
+            // Like canEvaluatePolicy before the toggle: a reader must be there (libfprint only; the
+            // simulated sensor exists only while something listens on its socket).
+            let selector = context.options.fprintDevice
+            let readers = context.options.sensor == .libfprint
+                ? Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).list(context.options)
+                    .map { list in list.filter { selector == nil || $0.matches(selector ?? "") } }
+                : nil
+            let refusals = EnableCheck.refusals(user: account.name, record: record, options: context.options,
+                                                globals: invocation.globals.typed, readers: readers)
             if !refusals.isEmpty {
                 var message = "biometric unlock stays off for \(account.name):"
                 for r in refusals { message += "\n  - \(r.problem)\n    run: \(r.fix)" }

@@ -1,14 +1,15 @@
 import BiounlockCore
 import BiounlockSensors
 
-/// `biounlock enrol USER [--finger F]`: takes the enrolment touches and stores the template.
+/// `biounlock enrol USER [--finger F] [--device D]`: takes the enrolment touches and stores the template.
 enum EnrolCommand {
     static let spec = CommandSpec(
         path: ["enrol"], positionals: [("USER", false)],
         options: [OptionSpec(name: "--finger", value: "F", help: "finger to enrol (default \(Finger.default.name))"),
+                  OptionSpec(name: "--device", value: "D", help: "reader to use: driver, device id or driver/id (see 'biounlock sensors')"),
                   OptionSpec(name: "--timeout", value: "SECONDS", help: "how long to wait for the touches (default 60)")],
         abstract: "Enrol a finger for USER.",
-        discussion: "Touch the reader \(SimulatedSensor.enrollStages) times with the same finger. Re-enrolling a finger replaces it.",
+        discussion: "Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it.",
         writes: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -23,17 +24,27 @@ enum EnrolCommand {
             guard let n = Int(text), (1...600).contains(n) else { throw UsageError("--timeout takes 1-600 seconds", command: spec) }
             seconds = n
         }
+        var options = context.options
+        if let device = invocation.value("--device") {
+            guard let o = context.options.with(key: "fprint_device", value: device) else {
+                throw UsageError("'\(sanitizedForLog(device))' is not a reader name (driver, device id or driver/id)", command: spec)
+            }
+            options = o
+        }
         let store = try context.openStore()
+        let previous = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }?
+            .templates.first { $0.finger == finger && $0.sensor == options.sensor }
 
-        let sensor: FingerprintSensor
-        switch Sensors().open(context.options) {
-        case .success(let s): sensor = s
+        let sensors = Sensors(logger: StderrLogger(), helperDiagnostics: .stderr)
+        let reader: OpenReader
+        switch sensors.openReader(options) {
+        case .success(let r): reader = r
         case .failure(let why): throw CommandFailure("reader not available: \(why)")
         }
-        defer { sensor.close() }
+        defer { reader.sensor.close() }
 
-        Output.progress("Enrolling \(finger.name) for \(account.name): touch the reader \(SimulatedSensor.enrollStages) times.")
-        let result = sensor.enroll(finger: finger, deadline: .after(milliseconds: Int64(seconds) * 1000)) { event in
+        Output.progress("Enrolling \(finger.name) for \(account.name) on \(reader.info.name) (\(reader.info.driver)/\(reader.info.device)): touch the reader \(reader.info.enrolStages) times.")
+        let result = reader.sensor.enroll(finger: finger, deadline: .after(milliseconds: Int64(seconds) * 1000)) { event in
             switch event {
             case .stage(let done, let total): Output.progress("touch \(done)/\(total)")
             case .retry(let reason): Output.progress(Messages.retry(reason))
@@ -44,9 +55,14 @@ enum EnrolCommand {
         case .failure(let why):
             throw CommandFailure("enrolment failed: \(why); nothing was stored")
         case .success(let template):
+            // Replaces the same finger in one transaction.
             try storeCall("cannot store the template") { () throws(StoreFailure) in try store.saveTemplate(template, user: account.name) }
         }
         Output.line("Enrolled \(finger.name) for \(account.name).")
+        // A reader that keeps prints of its own still holds the replaced one: remove it there too.
+        if let previous, case .failed(let why) = reader.forget(previous) {
+            Output.error("warning: the replaced print could not be deleted from the reader: \(why)")
+        }
         let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
         if record?.enabled != true {
             Output.line("Turn biometric unlock on with: \(context.suggest("enable \(account.name)"))")

@@ -1,5 +1,6 @@
 import BiounlockCore
 import BiounlockStore
+import BiounlockSensors
 
 /// `biounlock status [USER] [--json]`: what the store holds, never a hash or a template.
 enum StatusCommand {
@@ -27,12 +28,17 @@ enum StatusCommand {
             records.append(UserRecord(name: name))
         }
         let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID())
+        let fprintd = FprintdCheck.scan()
+        let check = Sensors.problem(with:)
         if invocation.globals.json {
-            Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now).serialized())
-        } else if records.isEmpty {
-            Output.line("No users have biometric unlock set up (store: \(context.options.storePath)).")
+            Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now, fprintd: fprintd, check: check).serialized())
         } else {
-            Output.line(records.map { StatusReport.text(user: $0, now: now) }.joined(separator: "\n\n"))
+            if records.isEmpty {
+                Output.line("No users have biometric unlock set up (store: \(context.options.storePath)).")
+            } else {
+                Output.line(records.map { StatusReport.text(user: $0, now: now, check: check) }.joined(separator: "\n\n"))
+            }
+            for note in fprintd.notes { Output.line(note) }
         }
         return 0
     }

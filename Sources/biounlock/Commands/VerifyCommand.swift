@@ -18,10 +18,10 @@ enum VerifyCommand {
         let context = try Context(invocation)
         let name = invocation.positionals[0]
         let service = invocation.value("--service") ?? "sudo"
-        let logger = StderrLogger()
+        let logger = StderrLogger(verbose: true)
         let options = context.options
         let chain = PolicyChain(
-            options: options, conversation: TerminalConversation(), logger: logger, sensors: Sensors(),
+            options: options, conversation: TerminalConversation(), logger: logger, sensors: Sensors(logger: logger),
             openStore: {
                 Result { () throws(StoreFailure) -> AuthStore in
                     let store = try Store.open(path: options.storePath, mode: .authenticate)
@@ -70,11 +70,4 @@ final class TerminalConversation: Conversation {
         return secret.isEmpty ? .empty : .answer(secret)
     }
     func handOverPassword(_ secret: Secret) -> Bool { false }
-}
-
-final class StderrLogger: Logger {
-    func log(_ level: LogLevel, _ message: String) {
-        if level == .debug { return }
-        Output.errorLine("  [\(level)] \(message)")
-    }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import BiounlockCore
 
 /// Where the CLI writes. Errors go to stderr with the program name; results to stdout.
 enum Output {
@@ -26,5 +27,20 @@ enum Output {
     static func progress(_ text: String) {
         print(text)
         fflush(stdout)
+    }
+}
+
+/// The libraries' log lines, for an admin at a terminal: warnings and errors on stderr.
+final class StderrLogger: Logger {
+    /// Also notices and info lines (`verify` shows why a step was skipped).
+    let verbose: Bool
+    init(verbose: Bool = false) { self.verbose = verbose }
+
+    func log(_ level: LogLevel, _ message: String) {
+        switch level {
+        case .error, .warning: Output.error("warning: \(message)")
+        case .notice, .info: if verbose { Output.errorLine("  [\(level)] \(message)") }
+        case .debug: break
+        }
     }
 }

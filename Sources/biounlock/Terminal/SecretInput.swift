@@ -35,9 +35,9 @@ enum SecretInput {
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)
-        // Echo goes off before the prompt appears: whatever is typed after the prompt is never
-        // echoed (and nothing typed before it is flushed away).
         TerminalRestore.arm(fd: fd, settings: saved)
+        // Echo off before the prompt appears: whatever is typed once it is visible is neither
+        // echoed nor discarded by TCSAFLUSH.
         _ = tcsetattr(fd, TCSAFLUSH, &quiet)
         _ = text.withCString { write(fd, $0, strlen($0)) }
         defer {

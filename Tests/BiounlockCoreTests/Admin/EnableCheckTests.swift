@@ -20,4 +20,18 @@ final class EnableCheckTests: XCTestCase {
         XCTAssertEqual(EnableCheck.refusals(user: "alice", record: record, options: options, globals: []).count, 1,
                        "a finger enrolled on another sensor does not count")
     }
+
+    func testARealReaderMustBePresent() {
+        var options = Options()
+        options.policy = .biometrics
+        let record = UserRecord(name: "alice", templates: [Template(finger: .rightIndex, sensor: .libfprint, data: [1], created: 0)])
+        let reader = ReaderInfo(driver: "synaptics", device: "1-2", name: "Synaptics", enrolStages: 10, features: ["verify"], scanType: "press")
+        XCTAssertEqual(EnableCheck.refusals(user: "alice", record: record, options: options, globals: [], readers: .success([reader])), [])
+        let none = EnableCheck.refusals(user: "alice", record: record, options: options, globals: [], readers: .success([]))
+        XCTAssertEqual(none.map(\.problem), ["no fingerprint reader is present (sensor libfprint)"])
+        XCTAssertEqual(none.first?.fix, "biounlock sensors   # then plug in a reader, or check fprint_device")
+        let broken = EnableCheck.refusals(user: "alice", record: record, options: options, globals: [],
+                                          readers: .failure(SensorUnavailable("fprint_helper refused")))
+        XCTAssertEqual(broken.count, 1)
+    }
 }

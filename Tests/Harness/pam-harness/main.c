@@ -13,11 +13,21 @@
  *   @BIG     1 MiB of 'a'
  * When the answers run out, prompts get a NULL text (like libpamtest).
  * The last line is "RESULT <code> <NAME>"; with --setcred also "SETCRED <code> <NAME>".
+ *
+ * Host checks (a PAM module must leave its host as it found it):
+ *   --check-host        after pam_end, print "HOST signals=unchanged|changed:N mask=unchanged|changed
+ *                       children=none|running|zombie" (signal dispositions and mask compared with
+ *                       before pam_start; children the module left behind)
+ *   --sigchld reap      act like hosts that reap every child in a SIGCHLD handler (waitpid(-1))
+ *   --sigchld ignore    act like hosts that ignore SIGCHLD (children are reaped by the kernel)
  */
 #include <security/pam_appl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 static const char *answers[64];
 static int answer_count = 0;
@@ -76,11 +86,42 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
     return PAM_SUCCESS;
 }
 
+static struct sigaction dispositions[NSIG];
+
+static void snapshot(struct sigaction *out) {
+    for (int s = 1; s < NSIG; s++) {
+        memset(&out[s], 0, sizeof out[s]);
+        sigaction(s, NULL, &out[s]);
+    }
+}
+
+static int changed_dispositions(void) {
+    struct sigaction now[NSIG];
+    snapshot(now);
+    int changed = 0;
+    for (int s = 1; s < NSIG; s++) {
+        int masks_differ = 0;
+        /* Only the kernel's 64 signals: glibc leaves the rest of sa_mask uninitialised. */
+        for (int m = 1; m < NSIG; m++)
+            if (sigismember(&now[s].sa_mask, m) != sigismember(&dispositions[s].sa_mask, m)) masks_differ = 1;
+        if (now[s].sa_handler != dispositions[s].sa_handler || now[s].sa_flags != dispositions[s].sa_flags || masks_differ) changed++;
+    }
+    return changed;
+}
+
+static void reap_every_child(int sig) {
+    (void)sig;
+    int saved = errno;
+    while (waitpid(-1, NULL, WNOHANG) > 0) {}
+    errno = saved;
+}
+
 int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL;
     const char *env[16];
     int env_count = 0;
-    int flags = 0, setcred = 0;
+    int flags = 0, setcred = 0, check_host = 0;
+    const char *sigchld = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--confdir") == 0 && i + 1 < argc) confdir = argv[++i];
         else if (strcmp(argv[i], "--service") == 0 && i + 1 < argc) service = argv[++i];
@@ -91,12 +132,27 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--rhost") == 0 && i + 1 < argc) rhost = argv[++i];
         else if (strcmp(argv[i], "--tty") == 0 && i + 1 < argc) tty = argv[++i];
         else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc && env_count < 16) env[env_count++] = argv[++i];
+        else if (strcmp(argv[i], "--check-host") == 0) check_host = 1;
+        else if (strcmp(argv[i], "--sigchld") == 0 && i + 1 < argc) sigchld = argv[++i];
         else { fprintf(stderr, "pam-harness: unknown or incomplete argument %s\n", argv[i]); return 64; }
     }
     if (!confdir || !service || !user) {
         fprintf(stderr, "usage: pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]\n");
         return 64;
     }
+    if (sigchld) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        if (strcmp(sigchld, "reap") == 0) sa.sa_handler = reap_every_child;
+        else if (strcmp(sigchld, "ignore") == 0) sa.sa_handler = SIG_IGN;
+        else { fprintf(stderr, "pam-harness: --sigchld takes reap or ignore\n"); return 64; }
+        sigaction(SIGCHLD, &sa, NULL);
+    }
+    sigset_t mask_before, mask_after;
+    sigprocmask(SIG_BLOCK, NULL, &mask_before);
+    snapshot(dispositions);
     struct pam_conv conv = { conversation, NULL };
     pam_handle_t *pamh = NULL;
     int rc = pam_start_confdir(service, user, &conv, confdir, &pamh);
@@ -111,5 +167,17 @@ int main(int argc, char **argv) {
         printf("SETCRED %d %s\n", cr, code_name(cr));
     }
     pam_end(pamh, rc);
+    if (check_host) {
+        int changed = changed_dispositions();
+        sigprocmask(SIG_BLOCK, NULL, &mask_after);
+        int status = 0;
+        pid_t child = waitpid(-1, &status, WNOHANG);
+        const char *children = child == 0 ? "running" : child > 0 ? "zombie" : errno == ECHILD ? "none" : "error";
+        if (changed) printf("HOST signals=changed:%d", changed); else printf("HOST signals=unchanged");
+        int mask_changed = 0;
+        for (int m = 1; m < NSIG; m++)
+            if (sigismember(&mask_before, m) != sigismember(&mask_after, m)) mask_changed = 1;
+        printf(" mask=%s children=%s\n", mask_changed ? "changed" : "unchanged", children);
+    }
     return 0;
 }

@@ -1,0 +1,402 @@
+/// The protocol between biounlock (the PAM module or the CLI) and `biounlock-fprint`, the helper
+/// process that alone loads libfprint-2.
+///
+/// Transport: one AF_UNIX stream socket (a socketpair; fd 3 in the helper). Each message is one
+/// frame: a 4-byte big-endian length, then the payload `[version][tag][fields…]`. Integers are
+/// big-endian; byte strings and text are length-prefixed; every length is bounded (below) and
+/// checked on reading. A frame of another version, an unknown tag, trailing bytes or any bound
+/// exceeded makes the whole message invalid: the reader drops the connection.
+///
+/// Conversation: the helper speaks first (`hello`). Then strictly one request at a time; each
+/// request gets zero or more events (`enrolStage`, `enrolRetry`, `printRejected`) and exactly
+/// one final response (its result or `failure`). `close` (or EOF) ends the helper.
+public enum FprintProtocol {
+    /// Bumped on any incompatible change; both sides refuse a peer with another version.
+    public static let version: UInt8 = 1
+    /// Largest frame either side accepts. A request carries at most `maximumPrints` prints.
+    public static let maximumFrameLength = 4 * 1024 * 1024
+    /// Largest serialized print accepted (real FP3 prints are a few KiB to a few tens of KiB).
+    public static let maximumPrintLength = 256 * 1024
+    /// Most prints in one verify request (a user has at most one per finger).
+    public static let maximumPrints = 10
+    /// Longest text field (driver names, ids, error messages).
+    public static let maximumStringLength = 1024
+    /// Most readers reported by `enumerate`.
+    public static let maximumDevices = 32
+    /// The file descriptor on which the helper finds its end of the socket.
+    public static let helperDescriptor: Int32 = 3
+}
+
+/// A reader's identity as libfprint reports it (driver name, device id), also stored with each print.
+public struct ReaderRef: Equatable, Sendable {
+    public var driver: String
+    public var device: String
+    public init(driver: String, device: String) { self.driver = driver; self.device = device }
+}
+
+/// What a reader can do. Our own stable bits, translated from libfprint's FpDeviceFeature by the helper.
+public struct ReaderFeatures: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let capture = ReaderFeatures(rawValue: 1 << 0)
+    public static let identify = ReaderFeatures(rawValue: 1 << 1)
+    public static let verify = ReaderFeatures(rawValue: 1 << 2)
+    public static let storage = ReaderFeatures(rawValue: 1 << 3)
+    public static let storageList = ReaderFeatures(rawValue: 1 << 4)
+    public static let storageDelete = ReaderFeatures(rawValue: 1 << 5)
+    public static let storageClear = ReaderFeatures(rawValue: 1 << 6)
+    public static let duplicatesCheck = ReaderFeatures(rawValue: 1 << 7)
+
+    /// Names in a fixed order, for `biounlock sensors`.
+    public static let names: [(ReaderFeatures, String)] = [
+        (.verify, "verify"), (.identify, "identify"), (.capture, "capture"), (.storage, "storage"),
+        (.storageList, "storage-list"), (.storageDelete, "storage-delete"), (.storageClear, "storage-clear"),
+        (.duplicatesCheck, "duplicates-check"),
+    ]
+
+    public var names: [String] { ReaderFeatures.names.filter { contains($0.0) }.map(\.1) }
+}
+
+/// One reader found by the helper.
+public struct ReaderDescription: Equatable, Sendable {
+    public var driver: String
+    public var device: String
+    public var name: String
+    public var enrolStages: Int
+    public var features: ReaderFeatures
+    /// "press" or "swipe".
+    public var scanType: String
+
+    public init(driver: String, device: String, name: String, enrolStages: Int, features: ReaderFeatures, scanType: String) {
+        self.driver = driver; self.device = device; self.name = name
+        self.enrolStages = enrolStages; self.features = features; self.scanType = scanType
+    }
+
+    public var ref: ReaderRef { ReaderRef(driver: driver, device: device) }
+}
+
+public enum FprintRequest: Equatable, Sendable {
+    /// List the readers (does not open them).
+    case enumerate
+    /// Open one reader: `selector` names it (driver, device id, or "driver/id"); when empty, the
+    /// first reader in `preferred` that is present, else the first reader.
+    case open(selector: String, preferred: [ReaderRef])
+    /// Enrol a finger (libfprint's FpFinger number) on the open reader.
+    case enrol(finger: UInt8, timeoutMilliseconds: UInt32)
+    /// One touch, compared with `prints` (serialized FP3 prints).
+    case verify(prints: [[UInt8]], timeoutMilliseconds: UInt32)
+    /// Delete a print from the open reader's own storage.
+    case delete(print: [UInt8])
+    /// Close the reader and exit.
+    case close
+}
+
+/// Why a print was not used.
+public enum PrintProblem: UInt8, Error, Equatable, Sendable, CustomStringConvertible {
+    /// Three bytes or fewer (libfprint would abort the process on it).
+    case truncated = 1
+    /// Does not start with libfprint's `FP3` magic: not a libfprint print.
+    case notFP3 = 2
+    /// Larger than `FprintProtocol.maximumPrintLength`.
+    case tooLarge = 3
+    /// libfprint could not read it (corrupt).
+    case unreadable = 4
+    /// Taken on another reader (fp_print_compatible said no).
+    case otherReader = 5
+
+    public var description: String {
+        switch self {
+        case .truncated: return "truncated"
+        case .notFP3: return "not a libfprint print"
+        case .tooLarge: return "too large"
+        case .unreadable: return "corrupt (libfprint cannot read it)"
+        case .otherReader: return "taken on another reader"
+        }
+    }
+
+    /// The problem with `bytes` that can be seen without libfprint, or nil.
+    /// fp_print_deserialize asserts a length over 3 (aborting on less), so this runs first, always.
+    public static func check(_ bytes: [UInt8]) -> PrintProblem? {
+        if bytes.count <= 3 { return .truncated }
+        if bytes.count > FprintProtocol.maximumPrintLength { return .tooLarge }
+        if bytes[0] != UInt8(ascii: "F") || bytes[1] != UInt8(ascii: "P") || bytes[2] != UInt8(ascii: "3") { return .notFP3 }
+        return nil
+    }
+}
+
+public enum VerifyOutcome: Equatable, Sendable {
+    /// The touch matched the print at this index of the request.
+    case match(index: Int)
+    case noMatch
+    /// The reader wants another touch (libfprint's FpDeviceRetry code).
+    case retry(code: Int)
+    /// No touch before the request's timeout.
+    case timedOut
+}
+
+public struct FprintFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: UInt8, Sendable {
+        /// No reader present (or none matching the selector).
+        case noReader = 1
+        /// Several readers match the selector.
+        case ambiguous = 2
+        /// A request that needs an open reader came first.
+        case notOpen = 3
+        /// libfprint reported an error (domain and code below).
+        case device = 4
+        /// No touch before the timeout (enrolment).
+        case timedOut = 5
+        /// The request was malformed or not allowed now.
+        case badRequest = 6
+        /// None of the prints can be used on this reader.
+        case noUsablePrint = 7
+        /// Anything else.
+        case other = 8
+    }
+
+    /// The GError domain a libfprint error came from.
+    public enum Domain: UInt8, Sendable {
+        case none = 0, device = 1, retry = 2, io = 3, other = 4
+    }
+
+    public var kind: Kind
+    public var domain: Domain
+    public var code: Int32
+    /// Human-readable detail (libfprint's message or ours), never a template or secret.
+    public var message: String
+
+    public init(_ kind: Kind, domain: Domain = .none, code: Int32 = 0, _ message: String) {
+        self.kind = kind; self.domain = domain; self.code = code; self.message = message
+    }
+
+    public var description: String {
+        switch domain {
+        case .none: return message
+        case .device: return "\(message) (device error \(code))"
+        case .retry: return "\(message) (retry \(code))"
+        case .io: return "\(message) (I/O error \(code))"
+        case .other: return "\(message) (error \(code))"
+        }
+    }
+}
+
+public enum FprintResponse: Equatable, Sendable {
+    /// First frame from the helper: it runs and speaks this protocol version.
+    case hello
+    case devices([ReaderDescription])
+    case opened(ReaderDescription)
+    /// Enrolment progress: `done` of `total` stages.
+    case enrolStage(done: Int, total: Int)
+    /// Enrolment asked for another touch (FpDeviceRetry code).
+    case enrolRetry(code: Int)
+    case enrolled(print: [UInt8])
+    /// The print at `index` of the verify request was not used.
+    case printRejected(index: Int, problem: PrintProblem)
+    case verified(VerifyOutcome)
+    case deleted
+    case closed
+    case failure(FprintFailure)
+
+    /// Whether this ends the current request (events do not).
+    public var isFinal: Bool {
+        switch self {
+        case .enrolStage, .enrolRetry, .printRejected: return false
+        default: return true
+        }
+    }
+}
+
+// MARK: encoding
+
+enum RequestTag: UInt8 {
+    case enumerate = 1, open = 2, enrol = 3, verify = 4, delete = 5, close = 6
+}
+
+enum ResponseTag: UInt8 {
+    case hello = 100, devices, opened, enrolStage, enrolRetry, enrolled, printRejected, verified, deleted, closed, failure
+}
+
+enum OutcomeTag: UInt8 {
+    case match = 1, noMatch, retry, timedOut
+}
+
+extension FprintRequest {
+    /// The payload (without the frame's length prefix).
+    public var payload: [UInt8] {
+        var w = WireWriter()
+        w.u8(FprintProtocol.version)
+        switch self {
+        case .enumerate:
+            w.u8(RequestTag.enumerate.rawValue)
+        case .open(let selector, let preferred):
+            w.u8(RequestTag.open.rawValue)
+            w.string(selector)
+            w.u32(UInt32(clamping: min(preferred.count, FprintProtocol.maximumPrints)))
+            for r in preferred.prefix(FprintProtocol.maximumPrints) { w.string(r.driver); w.string(r.device) }
+        case .enrol(let finger, let timeout):
+            w.u8(RequestTag.enrol.rawValue)
+            w.u8(finger)
+            w.u32(timeout)
+        case .verify(let prints, let timeout):
+            w.u8(RequestTag.verify.rawValue)
+            w.u32(timeout)
+            w.u32(UInt32(clamping: prints.count))
+            for p in prints { w.data(p) }
+        case .delete(let print):
+            w.u8(RequestTag.delete.rawValue)
+            w.data(print)
+        case .close:
+            w.u8(RequestTag.close.rawValue)
+        }
+        return w.bytes
+    }
+
+    /// Parses a payload; nil for anything malformed, of another version, or over a limit.
+    public init?(payload: [UInt8]) {
+        var r = WireReader(payload)
+        guard r.u8() == FprintProtocol.version, let tag = r.u8().flatMap(RequestTag.init(rawValue:)) else { return nil }
+        switch tag {
+        case .enumerate:
+            self = .enumerate
+        case .open:
+            guard let selector = r.string(), let n = r.count(limit: FprintProtocol.maximumPrints) else { return nil }
+            var preferred: [ReaderRef] = []
+            for _ in 0..<n {
+                guard let driver = r.string(), let device = r.string() else { return nil }
+                preferred.append(ReaderRef(driver: driver, device: device))
+            }
+            self = .open(selector: selector, preferred: preferred)
+        case .enrol:
+            guard let finger = r.u8(), let timeout = r.u32() else { return nil }
+            self = .enrol(finger: finger, timeoutMilliseconds: timeout)
+        case .verify:
+            guard let timeout = r.u32(), let n = r.count(limit: FprintProtocol.maximumPrints) else { return nil }
+            var prints: [[UInt8]] = []
+            for _ in 0..<n {
+                // Oversized prints are refused here; short or foreign ones are reported per print.
+                guard let p = r.data(limit: FprintProtocol.maximumPrintLength) else { return nil }
+                prints.append(p)
+            }
+            self = .verify(prints: prints, timeoutMilliseconds: timeout)
+        case .delete:
+            guard let p = r.data(limit: FprintProtocol.maximumPrintLength) else { return nil }
+            self = .delete(print: p)
+        case .close:
+            self = .close
+        }
+        guard r.isAtEnd else { return nil }
+    }
+}
+
+extension ReaderDescription {
+    func write(_ w: inout WireWriter) {
+        w.string(driver); w.string(device); w.string(name)
+        w.u32(UInt32(clamping: enrolStages)); w.u32(features.rawValue); w.string(scanType)
+    }
+
+    static func read(_ r: inout WireReader) -> ReaderDescription? {
+        guard let driver = r.string(), let device = r.string(), let name = r.string(),
+              let stages = r.u32(), let features = r.u32(), let scanType = r.string(),
+              let enrolStages = Int(exactly: stages), enrolStages <= 1000 else { return nil }
+        return ReaderDescription(driver: driver, device: device, name: name, enrolStages: enrolStages,
+                                 features: ReaderFeatures(rawValue: features), scanType: scanType)
+    }
+}
+
+extension FprintResponse {
+    public var payload: [UInt8] {
+        var w = WireWriter()
+        w.u8(FprintProtocol.version)
+        switch self {
+        case .hello:
+            w.u8(ResponseTag.hello.rawValue)
+        case .devices(let list):
+            w.u8(ResponseTag.devices.rawValue)
+            let bounded = list.prefix(FprintProtocol.maximumDevices)
+            w.u32(UInt32(clamping: bounded.count))
+            for d in bounded { d.write(&w) }
+        case .opened(let d):
+            w.u8(ResponseTag.opened.rawValue)
+            d.write(&w)
+        case .enrolStage(let done, let total):
+            w.u8(ResponseTag.enrolStage.rawValue)
+            w.u32(UInt32(clamping: done)); w.u32(UInt32(clamping: total))
+        case .enrolRetry(let code):
+            w.u8(ResponseTag.enrolRetry.rawValue)
+            w.u32(UInt32(clamping: code))
+        case .enrolled(let print):
+            w.u8(ResponseTag.enrolled.rawValue)
+            w.data(print)
+        case .printRejected(let index, let problem):
+            w.u8(ResponseTag.printRejected.rawValue)
+            w.u32(UInt32(clamping: index)); w.u8(problem.rawValue)
+        case .verified(let outcome):
+            w.u8(ResponseTag.verified.rawValue)
+            switch outcome {
+            case .match(let index): w.u8(OutcomeTag.match.rawValue); w.u32(UInt32(clamping: index))
+            case .noMatch: w.u8(OutcomeTag.noMatch.rawValue); w.u32(0)
+            case .retry(let code): w.u8(OutcomeTag.retry.rawValue); w.u32(UInt32(clamping: code))
+            case .timedOut: w.u8(OutcomeTag.timedOut.rawValue); w.u32(0)
+            }
+        case .deleted:
+            w.u8(ResponseTag.deleted.rawValue)
+        case .closed:
+            w.u8(ResponseTag.closed.rawValue)
+        case .failure(let f):
+            w.u8(ResponseTag.failure.rawValue)
+            w.u8(f.kind.rawValue); w.u8(f.domain.rawValue); w.i32(f.code); w.string(f.message)
+        }
+        return w.bytes
+    }
+
+    public init?(payload: [UInt8]) {
+        var r = WireReader(payload)
+        guard r.u8() == FprintProtocol.version, let tag = r.u8().flatMap(ResponseTag.init(rawValue:)) else { return nil }
+        switch tag {
+        case .hello:
+            self = .hello
+        case .devices:
+            guard let n = r.count(limit: FprintProtocol.maximumDevices) else { return nil }
+            var list: [ReaderDescription] = []
+            for _ in 0..<n {
+                guard let d = ReaderDescription.read(&r) else { return nil }
+                list.append(d)
+            }
+            self = .devices(list)
+        case .opened:
+            guard let d = ReaderDescription.read(&r) else { return nil }
+            self = .opened(d)
+        case .enrolStage:
+            guard let done = r.u32().flatMap({ Int(exactly: $0) }), let total = r.u32().flatMap({ Int(exactly: $0) }) else { return nil }
+            self = .enrolStage(done: done, total: total)
+        case .enrolRetry:
+            guard let code = r.u32().flatMap({ Int(exactly: $0) }) else { return nil }
+            self = .enrolRetry(code: code)
+        case .enrolled:
+            guard let p = r.data(limit: FprintProtocol.maximumPrintLength) else { return nil }
+            self = .enrolled(print: p)
+        case .printRejected:
+            guard let index = r.u32().flatMap({ Int(exactly: $0) }), let problem = r.u8().flatMap(PrintProblem.init(rawValue:)) else { return nil }
+            self = .printRejected(index: index, problem: problem)
+        case .verified:
+            guard let outcome = r.u8().flatMap(OutcomeTag.init(rawValue:)), let value = r.u32().flatMap({ Int(exactly: $0) }) else { return nil }
+            switch outcome {
+            case .match: self = .verified(.match(index: value))
+            case .noMatch: self = .verified(.noMatch)
+            case .retry: self = .verified(.retry(code: value))
+            case .timedOut: self = .verified(.timedOut)
+            }
+        case .deleted:
+            self = .deleted
+        case .closed:
+            self = .closed
+        case .failure:
+            guard let kind = r.u8().flatMap(FprintFailure.Kind.init(rawValue:)),
+                  let domain = r.u8().flatMap(FprintFailure.Domain.init(rawValue:)),
+                  let code = r.i32(), let message = r.string() else { return nil }
+            self = .failure(FprintFailure(kind, domain: domain, code: code, message))
+        }
+        guard r.isAtEnd else { return nil }
+    }
+}

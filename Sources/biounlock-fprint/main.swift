@@ -1,0 +1,88 @@
+import Glibc
+import CFPrint
+import BiounlockFprintProtocol
+
+// biounlock-fprint: the only biounlock program that loads libfprint-2 (and with it GLib).
+// The PAM module and the CLI spawn it with a clean environment and talk to it over a socketpair
+// on fd 3 (BiounlockFprintProtocol): the host of the PAM module (sudo, login, a greeter) never
+// maps libfprint, never has its GLib main context iterated, and a crash or hang in a driver ends
+// this process only.
+//
+//   biounlock-fprint --serve [--syslog]
+//
+// Startup hardening, each a choice:
+// - every descriptor above 3 is closed (close_range), so nothing of the host reaches libfprint;
+// - umask 077: what libfprint creates (the virtual_device test socket) is root-only;
+// - SIGPIPE is ignored in this process (our own; writes also use MSG_NOSIGNAL);
+// - the environment is whatever the spawner gave (biounlock gives a clean one); nothing from the
+//   invoking user reaches this process.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.first == "--serve" else {
+    let usage = "biounlock-fprint: a helper of biounlock, spawned by pam_biounlock.so and the biounlock CLI; not for interactive use\n"
+    _ = usage.withCString { write(2, $0, strlen($0)) }
+    exit(64)
+}
+let useSyslog = arguments.contains("--syslog")
+
+let peer = FprintProtocol.helperDescriptor
+var peerStat = stat()
+guard fstat(peer, &peerStat) == 0, (peerStat.st_mode & S_IFMT) == S_IFSOCK else {
+    let message = "biounlock-fprint: fd 3 is not a socket\n"
+    _ = message.withCString { write(2, $0, strlen($0)) }
+    exit(64)
+}
+closefrom(peer + 1)
+umask(0o077)
+signal(SIGPIPE, SIG_IGN)
+
+if useSyslog {
+    // libfprint's warnings go to syslog (authpriv) when stderr is /dev/null (inside PAM).
+    // Debug and info messages are dropped: GLib's G_MESSAGES_DEBUG is never set by biounlock.
+    biounlock_openlog()
+    g_log_set_default_handler({ domain, level, message, _ in
+        let severe = GLogLevelFlags(rawValue: G_LOG_LEVEL_ERROR.rawValue | G_LOG_LEVEL_CRITICAL.rawValue
+                                    | G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue)
+        guard level.rawValue & severe.rawValue != 0, let message else { return }
+        let text = "\(domain.map { String(cString: $0) } ?? "glib"): \(String(cString: message))"
+        biounlock_syslog_warning(String(text.prefix(512)))
+    }, nil)
+}
+
+let channel = FrameChannel(fd: peer)
+/// Longest wait for the next request; the spawner normally closes or kills us long before.
+let idleMilliseconds: Int64 = 120_000
+/// Longest wait to hand a response to the spawner.
+let sendMilliseconds: Int64 = 5_000
+var peerAlive = true
+
+func reply(_ response: FprintResponse) {
+    guard peerAlive else { return }
+    if case .failure = channel.send(response.payload, until: monotonicMilliseconds() &+ sendMilliseconds) {
+        peerAlive = false
+    }
+}
+
+reply(.hello)
+let session = Session(peer: peer, send: reply)
+while peerAlive {
+    guard case .success(let payload) = channel.receive(until: monotonicMilliseconds() &+ idleMilliseconds) else { break }
+    guard let request = FprintRequest(payload: payload) else {
+        reply(.failure(FprintFailure(.badRequest, "malformed request or protocol version (this helper speaks \(FprintProtocol.version))")))
+        break
+    }
+    switch request {
+    case .enumerate: session.enumerate()
+    case .open(let selector, let preferred): session.open(selector: selector, preferred: preferred)
+    case .enrol(let finger, let timeout): session.enrol(finger: finger, timeoutMilliseconds: timeout)
+    case .verify(let prints, let timeout): session.verify(prints: prints, timeoutMilliseconds: timeout)
+    case .delete(let print): session.delete(print: print)
+    case .close:
+        session.closeDevice()
+        reply(.closed)
+        peerAlive = false
+    }
+}
+session.closeDevice()
+channel.close()
+exit(0)

@@ -1,0 +1,62 @@
+import BiounlockCore
+import BiounlockSensors
+
+/// `biounlock unenrol USER (--finger F | --all)`: removes enrolled fingers from the store and,
+/// on readers that keep prints of their own, from the reader.
+enum UnenrolCommand {
+    static let spec = CommandSpec(
+        path: ["unenrol"], positionals: [("USER", false)],
+        options: [OptionSpec(name: "--finger", value: "F", help: "the finger to remove"),
+                  OptionSpec(name: "--all", value: nil, help: "remove every enrolled finger"),
+                  OptionSpec(name: "--device", value: "D", help: "reader holding on-reader prints: driver, device id or driver/id")],
+        abstract: "Remove an enrolled finger (or all) for USER.",
+        discussion: "Readers that store prints themselves (match-on-chip) also have them deleted; when that reader is absent the print is still removed from the store, which is what grants access.",
+        writes: true, run: run)
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let context = try Context(invocation)
+        let account = try context.account(invocation.positionals[0])
+        let all = invocation.has("--all")
+        let fingerName = invocation.value("--finger")
+        guard all != (fingerName != nil) else {
+            throw UsageError("name one finger with --finger F, or use --all", command: spec)
+        }
+        var finger: Finger?
+        if let fingerName {
+            guard let f = Finger(name: fingerName) else {
+                throw UsageError("unknown finger '\(fingerName)'; use one of: \(Finger.allCases.map(\.name).joined(separator: ", "))", command: spec)
+            }
+            finger = f
+        }
+        var options = context.options
+        if let device = invocation.value("--device") {
+            guard let o = context.options.with(key: "fprint_device", value: device) else {
+                throw UsageError("'\(sanitizedForLog(device))' is not a reader name (driver, device id or driver/id)", command: spec)
+            }
+            options = o
+        }
+        let store = try context.openStore()
+        let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
+        let doomed = (record?.templates ?? []).filter { finger == nil || $0.finger == finger }
+        guard !doomed.isEmpty else {
+            throw CommandFailure("\(finger.map { "\($0.name) is" } ?? "no finger is") not enrolled for \(account.name)")
+        }
+
+        // The reader first (while the prints are still known), then the store, which is what
+        // grants access: a reader that cannot be reached never keeps a finger in the store.
+        for (template, outcome) in Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).deleteFromReader(doomed, options: options) {
+            switch outcome {
+            case .deleted(let reader): Output.line("Deleted \(template.finger.name) from the reader \(reader.driver)/\(reader.device).")
+            case .notKeptOnReader: break
+            case .failed(let why): Output.error("warning: \(template.finger.name) could not be deleted from its reader: \(why)")
+            }
+        }
+        let removed = try storeCall("cannot remove the template") { () throws(StoreFailure) in try store.deleteTemplates(user: account.name, finger: finger) }
+        Output.line("Removed \(finger?.name ?? "all fingers") for \(account.name) (\(removed) template\(removed == 1 ? "" : "s")).")
+        let after = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
+        if let after, after.enabled, after.templates.isEmpty {
+            Output.line("No finger is left: the module now falls back at once. Turn biometric unlock off with: \(context.suggest("disable \(account.name)"))")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,115 @@
+import XCTest
+import BiounlockFprintProtocol
+
+/// The helper protocol: every message round-trips, and nothing malformed parses (or traps).
+final class MessagesTests: XCTestCase {
+    let reader = ReaderDescription(driver: "virtual_device", device: "0", name: "Virtual device for debugging",
+                                   enrolStages: 5, features: [.verify, .identify], scanType: "press")
+    let print = Array("FP3".utf8) + [1, 2, 3, 4]
+
+    var requests: [FprintRequest] {
+        [.enumerate, .open(selector: "", preferred: []), .open(selector: "virtual_device/0", preferred: [reader.ref]),
+         .enrol(finger: 7, timeoutMilliseconds: 60_000), .verify(prints: [print, [1]], timeoutMilliseconds: 1234),
+         .verify(prints: [], timeoutMilliseconds: 0), .delete(print: print), .close]
+    }
+
+    var responses: [FprintResponse] {
+        [.hello, .devices([]), .devices([reader, reader]), .opened(reader), .enrolStage(done: 2, total: 5),
+         .enrolRetry(code: 3), .enrolled(print: print), .printRejected(index: 1, problem: .otherReader),
+         .verified(.match(index: 0)), .verified(.noMatch), .verified(.retry(code: 2)), .verified(.timedOut),
+         .deleted, .closed, .failure(FprintFailure(.device, domain: .device, code: 0x100, "verify failed: removed"))]
+    }
+
+    func testEveryMessageRoundTrips() {
+        for r in requests { XCTAssertEqual(FprintRequest(payload: r.payload), r, "\(r)") }
+        for r in responses { XCTAssertEqual(FprintResponse(payload: r.payload), r, "\(r)") }
+    }
+
+    func testEveryTruncationAndEveryExtraByteIsRefused() {
+        for r in requests {
+            let p = r.payload
+            for n in 0..<p.count { XCTAssertNil(FprintRequest(payload: Array(p.prefix(n))), "\(r) cut at \(n)") }
+            XCTAssertNil(FprintRequest(payload: p + [0]), "\(r) with a trailing byte")
+        }
+        for r in responses {
+            let p = r.payload
+            for n in 0..<p.count { XCTAssertNil(FprintResponse(payload: Array(p.prefix(n))), "\(r) cut at \(n)") }
+            XCTAssertNil(FprintResponse(payload: p + [0]), "\(r) with a trailing byte")
+        }
+    }
+
+    func testAnotherVersionOrAnUnknownTagIsRefused() {
+        var p = FprintRequest.enumerate.payload
+        p[0] = FprintProtocol.version &+ 1
+        XCTAssertNil(FprintRequest(payload: p))
+        XCTAssertNil(FprintRequest(payload: [FprintProtocol.version, 99]))
+        XCTAssertNil(FprintResponse(payload: [FprintProtocol.version, 1]), "a request tag is not a response")
+        XCTAssertNil(FprintResponse(payload: [FprintProtocol.version, 250]))
+    }
+
+    func testLimitsAreEnforcedOnReading() {
+        // More prints than allowed.
+        var w = WireWriter()
+        w.u8(FprintProtocol.version); w.u8(4); w.u32(1000); w.u32(UInt32(FprintProtocol.maximumPrints + 1))
+        for _ in 0...FprintProtocol.maximumPrints { w.data(print) }
+        XCTAssertNil(FprintRequest(payload: w.bytes))
+        // A print over the size limit.
+        XCTAssertNil(FprintRequest(payload: FprintRequest.delete(print: [UInt8](repeating: 0x46, count: FprintProtocol.maximumPrintLength + 1)).payload))
+        // A length field that claims more than the message holds.
+        var lying = WireWriter()
+        lying.u8(FprintProtocol.version); lying.u8(5); lying.u32(UInt32.max)
+        XCTAssertNil(FprintRequest(payload: lying.bytes))
+        // A count field of 4 billion.
+        var counting = WireWriter()
+        counting.u8(FprintProtocol.version); counting.u8(101); counting.u32(UInt32.max)
+        XCTAssertNil(FprintResponse(payload: counting.bytes))
+    }
+
+    func testRandomBytesNeverTrap() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5000 {
+            let n = Int.random(in: 0..<64, using: &generator)
+            var bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            if !bytes.isEmpty { bytes[0] = FprintProtocol.version }
+            _ = FprintRequest(payload: bytes)
+            _ = FprintResponse(payload: bytes)
+        }
+    }
+
+    func testFramesSplitAcrossReadsAndOversizedFrames() {
+        var buffer = FrameBuffer()
+        let a = FrameBuffer.frame(FprintResponse.hello.payload)
+        let b = FrameBuffer.frame(FprintResponse.enrolled(print: print).payload)
+        let stream = a + b
+        for byte in stream.prefix(a.count - 1) {
+            XCTAssertEqual(buffer.next(), .needMore)
+            buffer.append([byte][...])
+        }
+        XCTAssertEqual(buffer.next(), .needMore)
+        buffer.append(stream[(a.count - 1)...])
+        XCTAssertEqual(buffer.next(), .frame(FprintResponse.hello.payload))
+        XCTAssertEqual(buffer.next(), .frame(FprintResponse.enrolled(print: print).payload))
+        XCTAssertEqual(buffer.next(), .needMore)
+
+        var big = FrameBuffer(limit: 16)
+        big.append([0, 0, 0, 17][...])
+        XCTAssertEqual(big.next(), .tooLarge(17))
+        var huge = FrameBuffer()
+        huge.append([0xff, 0xff, 0xff, 0xff][...])
+        XCTAssertEqual(huge.next(), .tooLarge(UInt32.max))
+    }
+
+    func testPrintChecksComeBeforeLibfprint() {
+        XCTAssertEqual(PrintProblem.check([]), .truncated)
+        XCTAssertEqual(PrintProblem.check(Array("FP".utf8)), .truncated, "fp_print_deserialize would abort on this")
+        XCTAssertEqual(PrintProblem.check(Array("FP3".utf8)), .truncated)
+        XCTAssertEqual(PrintProblem.check(Array("daemon-right-index".utf8)), .notFP3, "a simulated sensor's id is foreign")
+        XCTAssertEqual(PrintProblem.check(Array("FP2abc".utf8)), .notFP3)
+        XCTAssertEqual(PrintProblem.check([UInt8](repeating: 0x46, count: FprintProtocol.maximumPrintLength + 1)), .tooLarge)
+        XCTAssertNil(PrintProblem.check(Array("FP3x".utf8)), "length and magic are fine; libfprint judges the rest")
+    }
+
+    func testFeatureNames() {
+        XCTAssertEqual(ReaderFeatures([.identify, .verify, .storageDelete]).names, ["verify", "identify", "storage-delete"])
+    }
+}
