@@ -199,3 +199,57 @@ final class LibfprintModuleTests: XCTestCase {
         }
     }
 }
+
+/// Type or touch with a real libfprint reader (virtual_device): the harness on a pseudo-terminal
+/// (expect), so the module reads the terminal while the helper waits for a touch.
+final class LibfprintTypeOrTouchTests: XCTestCase {
+    func expectScript(_ fixture: ModuleFixture, send: String?) -> String {
+        let action = send.map { "sleep 0.5\nsend -- \"\($0)\\r\"" } ?? ""
+        return """
+            set timeout 20
+            spawn \(harnessPath) --confdir \(fixture.confdir) --service biotest --user \(ModuleFixture.enrolledUser)
+            expect {
+                -ex "type your PIN for biotest: " {}
+                timeout { exit 124 }
+            }
+            \(action)
+            expect {
+                eof {}
+                timeout { exit 124 }
+            }
+            """
+    }
+
+    func helpersRunning() throws -> Bool {
+        try runProcess("/usr/bin/pgrep", ["-f", fprintHelperPath]).status == 0
+    }
+
+    func testTypingThePINWhileTheReaderWaitsEndsTheHelper() throws {
+        let fixture = try ModuleFixture()
+        try fixture.enrolDefaultUser()
+        try fixture.use(.libfprint)
+        try fixture.service("timeout=15")
+        let r = try runProcess("/usr/bin/expect", ["-c", expectScript(fixture, send: ModuleFixture.pin)], environment: ["PATH": "/usr/bin:/bin"])
+        XCTAssertTrue(r.stdout.contains("RESULT 0 PAM_SUCCESS"), r.stdout)
+        XCTAssertEqual(try fixture.store.recentEvents(limit: 1).first?.reason, "passcode-accepted")
+        XCTAssertFalse(try helpersRunning(), "the reader was released: no helper left behind")
+    }
+
+    func testATouchWithNoKeyPressed() throws {
+        let fixture = try ModuleFixture()
+        try fixture.enrolDefaultUser()
+        try fixture.use(.libfprint)
+        try fixture.service("timeout=15")
+        let path = fixture.touchSocket
+        let touched = expectation(description: "touch")
+        Thread.detachNewThread {
+            usleep(800_000)
+            _ = SimulatedFinger.send(bytes: Array("SCAN \(ModuleFixture.fingerID)".utf8), to: path, waitMilliseconds: 10_000)
+            touched.fulfill()
+        }
+        let r = try runProcess("/usr/bin/expect", ["-c", expectScript(fixture, send: nil)], environment: ["PATH": "/usr/bin:/bin"])
+        wait(for: [touched], timeout: 20)
+        XCTAssertTrue(r.stdout.contains("RESULT 0 PAM_SUCCESS"), r.stdout)
+        XCTAssertEqual(try fixture.store.recentEvents(limit: 1).first?.reason, "finger-matched")
+    }
+}
