@@ -20,12 +20,15 @@ let packageDir = Context.packageDirectory
 /// - `-z defs`: an unresolved symbol fails this link instead of the user's login,
 /// - `-z nodelete`: pam_end dlcloses modules; the static Swift runtime registers
 ///   process-wide state (metadata caches, TLS keys) that must not be unmapped under it.
+/// - `-z now` (with the default relro): every symbol is bound at dlopen, so a problem shows up
+///   as PAM_MODULE_UNKNOWN at load, never halfway through an authentication.
 let moduleLinkerFlags: [String] = [
     "-static-stdlib",
     "-use-ld=lld",
     "-Xlinker", "--version-script=\(packageDir)/Sources/PamBiounlock/exports.map",
     "-Xlinker", "-z", "-Xlinker", "defs",
     "-Xlinker", "-z", "-Xlinker", "nodelete",
+    "-Xlinker", "-z", "-Xlinker", "now",
 ]
 
 /// Tests drive threads and processes directly; Swift 5 mode spares them Sendable ceremony.

@@ -19,6 +19,9 @@ final class LinkageTests: XCTestCase {
         XCTAssertFalse(r.stdout.contains("Foundation"), r.stdout)
         let readelf = try runProcess("/usr/bin/readelf", ["-d", modulePath])
         XCTAssertFalse(readelf.stdout.contains("/opt/swift"), readelf.stdout)
+        XCTAssertFalse(readelf.stdout.contains("RUNPATH") || readelf.stdout.contains("RPATH"), readelf.stdout)
+        XCTAssertTrue(readelf.stdout.contains("NODELETE"), "stays mapped across pam_end: \(readelf.stdout)")
+        XCTAssertTrue(readelf.stdout.contains("BIND_NOW"), "every symbol bound at dlopen: \(readelf.stdout)")
     }
 
     /// libfprint runs in the helper process only: the module maps neither libfprint nor GLib, so it
