@@ -35,7 +35,7 @@ enum DoctorCommand {
             checks.append(moduleCheck(modulePath))
         } else {
             checks.append(Check(name: "module", status: .problem, detail: "pam_biounlock.so is not in \(securityDirs.joined(separator: ", "))",
-                                fix: "install it: install -m 0644 build/pam_biounlock.so /lib/x86_64-linux-gnu/security/"))
+                                fix: "install the package (apt install ./dist/biounlock_VERSION_amd64.deb) or run scripts/install"))
         }
 
         // The PAM services.
