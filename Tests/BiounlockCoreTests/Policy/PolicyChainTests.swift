@@ -55,6 +55,10 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(conversation.transcript, [])
         XCTAssertEqual(sensor.verifyCalls, 0)
         XCTAssertEqual(run(sensor, user: "bob").outcome, .notEnabled, "no row at all")
+        // Stepping aside writes nothing: no audit row (sudo would pay a synced write for every
+        // user who never opted in), only a debug-level log line.
+        XCTAssertEqual(store.events, [])
+        XCTAssertTrue(logger.text.contains("outcome=ignore reason=not-enabled"), logger.text)
     }
 
     func testPerServiceOverrideWinsOverTheUsersToggle() {
