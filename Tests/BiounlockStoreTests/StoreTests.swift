@@ -57,6 +57,30 @@ final class StoreTests: XCTestCase {
         XCTAssertNoThrow(try Store.open(path: path, mode: .authenticate))
     }
 
+    func testTheModulesConnectionKeepsItsJournalFilesEmptyAndTrusted() throws {
+        do {
+            let admin = try Store.open(path: path, mode: .administer)
+            try admin.setEnabled(true, user: "alice", service: nil, at: 1)
+        }
+        for round in 1...2 {
+            do {
+                let store = try Store.open(path: path, mode: .authenticate)
+                XCTAssertEqual(try store.loadUser("alice")?.enabled, true)
+                try store.appendEvent(AuditEvent(time: Int64(round), user: "alice", service: "sudo", tty: "", rhost: "",
+                                                 method: .fingerprint, outcome: "success", reason: "finger-matched"))
+            }
+            // Closed: the WAL was checkpointed and emptied, but neither file was deleted, so the
+            // next sudo creates none; both keep the store's owner and mode, so the module trusts them.
+            for side in ["-wal", "-shm"] {
+                XCTAssertTrue(FileManager.default.fileExists(atPath: path + side), side)
+                XCTAssertEqual(try mode(path + side) & 0o077, 0, side)
+            }
+            XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int, 0)
+            XCTAssertNil(Store.trustProblem(path: path))
+        }
+        XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents().map(\.time), [2, 1])
+    }
+
     func testGarbageAndNewerSchemasAreRefused() throws {
         _ = try Store.open(path: path, mode: .administer)
         let store = try Store.open(path: path, mode: .administer)
