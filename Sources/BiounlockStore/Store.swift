@@ -216,6 +216,23 @@ public final class Store: AuthStore {
         }
     }
 
+    public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) {
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            // No write lock within the busy timeout: each write tries on its own, as it would without this.
+            writes()
+            return
+        }
+        writes()
+        do {
+            try connection.execute("COMMIT")
+        } catch {
+            _ = sqlite3_exec(connection.handle, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
     public func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
         try connection.prepare("""
             INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)

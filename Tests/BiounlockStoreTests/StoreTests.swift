@@ -81,6 +81,25 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents().map(\.time), [2, 1])
     }
 
+    func testWritesInOneTransactionCommitTogether() throws {
+        let admin = try Store.open(path: path, mode: .administer)
+        try admin.setEnabled(true, user: "alice", service: nil, at: 1)
+        _ = try admin.recordPasscodeFailure(user: "alice", at: 2)
+        let store = try Store.open(path: path, mode: .authenticate)
+        var seenInside: (Int?, Int)?
+        try store.inOneTransaction {
+            try? store.recordSuccess(user: "alice", method: .passcode, at: 3, bootID: "b")
+            try? store.appendEvent(AuditEvent(time: 3, user: "alice", service: "sudo", tty: "", rhost: "",
+                                              method: .passcode, outcome: "success", reason: "passcode-accepted"))
+            // Another connection does not see either write before the commit.
+            seenInside = (try? admin.loadUser("alice")?.passcodeFailures, (try? admin.recentEvents().count) ?? -1)
+        }
+        XCTAssertEqual(seenInside?.0, 1)
+        XCTAssertEqual(seenInside?.1, 0)
+        XCTAssertEqual(try admin.loadUser("alice")?.passcodeFailures, 0)
+        XCTAssertEqual(try admin.recentEvents().map(\.reason), ["passcode-accepted"])
+    }
+
     func testGarbageAndNewerSchemasAreRefused() throws {
         _ = try Store.open(path: path, mode: .administer)
         let store = try Store.open(path: path, mode: .administer)
