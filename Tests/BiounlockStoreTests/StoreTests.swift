@@ -100,6 +100,19 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try admin.recentEvents().map(\.reason), ["passcode-accepted"])
     }
 
+    func testWritesInOneTransactionAreDroppedWhenTheLockDoesNotCome() throws {
+        let admin = try Store.open(path: path, mode: .administer)
+        try admin.setEnabled(true, user: "alice", service: nil, at: 1)
+        let store = try Store.open(path: path, mode: .authenticate)
+        try admin.connection.execute("BEGIN IMMEDIATE") // another writer holds the lock throughout
+        var ran = false
+        let start = SystemClock().now()
+        XCTAssertThrowsError(try store.inOneTransaction { ran = true }) { XCTAssertTrue("\($0)".contains("locked"), "\($0)") }
+        XCTAssertFalse(ran, "no write waits out the timeout a second time")
+        XCTAssertLessThanOrEqual(SystemClock().now() - start, 4, "one busy timeout, not one per write")
+        try admin.connection.execute("ROLLBACK")
+    }
+
     func testGarbageAndNewerSchemasAreRefused() throws {
         _ = try Store.open(path: path, mode: .administer)
         let store = try Store.open(path: path, mode: .administer)

@@ -135,7 +135,8 @@ public protocol AuthStore: AnyObject {
     func appendEvent(_ event: AuditEvent) throws(StoreFailure)
     /// Runs `writes` as one transaction where the store can (one commit: one sync and one wait
     /// for the write lock instead of one per write), else as they come. The writes report their
-    /// own failures; this throws only when the transaction could not be committed.
+    /// own failures; this throws when the transaction could not be started within the busy
+    /// timeout (the writes are then not run) or not committed (they are lost).
     func inOneTransaction(_ writes: () -> Void) throws(StoreFailure)
 }
 
