@@ -38,10 +38,12 @@
  * waiting for a core or for the disk. Rounds rotate which case goes first, so each case follows
  * each other case equally often.
  * then, for loop, one line about the process:
- *   process maxrss_start_kib= maxrss_kib= rss_warm_kib= rss_end_kib= maps_match=
+ *   process maxrss_start_kib= maxrss_kib= rss_warm_kib= rss_end_kib= rss_anon_end_kib= rss_file_end_kib= maps_match=
  * maxrss_start_kib is the peak RSS before the first transaction and maxrss_kib the peak after the
  * last (getrusage ru_maxrss); rss_warm_kib and rss_end_kib are VmRSS after the warm-up rounds and
- * after the last round (growth between them is memory kept per transaction); maps_match counts
+ * after the last round (growth between them is memory kept per transaction), split at the end
+ * into anonymous (private) and file-backed pages (code and data of the mapped libraries, shared
+ * with every other process that maps them); maps_match counts
  * the lines of /proc/self/maps containing --maps (default "libfprint") at the end.
  * With --quiet, loop prints nothing and exits 0 when every result was the expected one, else 3:
  * the form scripts/bench spawns as one whole process per transaction.
@@ -230,16 +232,20 @@ static long maxrss_kib(void) {
     return ru.ru_maxrss;
 }
 
-static long vmrss_kib(void) {
+/* A "Name: value kB" field of /proc/self/status. */
+static long status_kib(const char *field) {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) return -1;
     char line[256];
+    size_t len = strlen(field);
     long v = -1;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld", &v) == 1) break;
+        if (strncmp(line, field, len) == 0 && line[len] == ':' && sscanf(line + len + 1, "%ld", &v) == 1) break;
     fclose(f);
     return v;
 }
+
+static long vmrss_kib(void) { return status_kib("VmRSS"); }
 
 static long maps_matches(const char *pattern) {
     FILE *f = fopen("/proc/self/maps", "r");
@@ -282,8 +288,9 @@ static int run_loop(void) {
     for (int k = 0; k < ncases; k++) errors += cases[k].errors;
     if (quiet) return errors ? 3 : 0;
     for (int k = 0; k < ncases; k++) print_case(&cases[k], n);
-    printf("process maxrss_start_kib=%ld maxrss_kib=%ld rss_warm_kib=%ld rss_end_kib=%ld maps_match=%ld\n", start_maxrss,
-           maxrss_kib(), warm_rss, vmrss_kib(), maps_matches(maps_pattern));
+    printf("process maxrss_start_kib=%ld maxrss_kib=%ld rss_warm_kib=%ld rss_end_kib=%ld rss_anon_end_kib=%ld "
+           "rss_file_end_kib=%ld maps_match=%ld\n", start_maxrss, maxrss_kib(), warm_rss, vmrss_kib(), status_kib("RssAnon"),
+           status_kib("RssFile"), maps_matches(maps_pattern));
     return 0;
 }
 
