@@ -2,9 +2,11 @@
  * pam-loop: the measuring program behind scripts/bench. A benchmark, not a test: it asserts no
  * time, it only counts results that differ from the expected one.
  *
- *   pam-loop loop  --confdir DIR [--n N] [--warmup W] [--maps TEXT] [--quiet] CASE...
- *       N rounds in this process; each round runs every CASE once, in the order given, so that
- *       the cases share whatever the machine is doing at the time (the machine is shared).
+ *   pam-loop loop  --confdir DIR [--n N] [--warmup W] [--block B] [--maps TEXT] [--quiet] CASE...
+ *       N transactions of every CASE in this process (after W warm-up ones), in rounds: each round
+ *       runs B consecutive transactions of each case (default 1), so that the cases share whatever
+ *       the machine is doing at the time (the machine is shared) while each block keeps the
+ *       caches its case left warm, as a loop of one case would.
  *   pam-loop parallel --confdir DIR --procs P [--n N] CASE
  *       P forked processes released together, N transactions each.
  *   pam-loop spawn [--n N] [--warmup W] --run LABEL CMD ARGS... \; [--run LABEL CMD ARGS... \;]...
@@ -84,7 +86,7 @@ struct bench_case {
 static struct bench_case cases[MAX_CASES];
 static int ncases = 0;
 static const char *confdir, *maps_pattern = "libfprint";
-static long n = 1000, warmup = 20, procs = 1;
+static long n = 1000, warmup = 20, procs = 1, block = 1;
 static int quiet = 0;
 
 static int (*sodium_init_fn)(void);
@@ -111,7 +113,7 @@ static const char *code_name(int code) {
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: pam-loop loop --confdir DIR [--n N] [--warmup W] [--maps TEXT] [--quiet] CASE...\n"
+            "usage: pam-loop loop --confdir DIR [--n N] [--warmup W] [--block B] [--maps TEXT] [--quiet] CASE...\n"
             "       pam-loop parallel --confdir DIR --procs P [--n N] CASE\n"
             "       pam-loop spawn [--n N] [--warmup W] --run LABEL CMD ARGS... ';' ...\n"
             "       pam-loop dlopen [--n N] LIB...\n"
@@ -219,7 +221,7 @@ static double median_of(double *t, long count) {
 }
 
 static void print_case(struct bench_case *c, long count) {
-    printf("case=%s n=%ld errors=%ld ", c->label, count, c->errors);
+    printf("case=%s n=%ld block=%ld errors=%ld ", c->label, count, block, c->errors);
     print_stats(c->t, count);
     printf(" cpu_median_us=%.1f", median_of(c->cpu, count));
     printf(" first_error=%s\n", c->first_error == -1 ? "-"
@@ -274,15 +276,28 @@ static void load_sodium(void) {
 static int run_loop(void) {
     long start_maxrss = maxrss_kib();
     long warm_rss = warmup == 0 ? vmrss_kib() : -1;
-    for (long i = -warmup; i < n; i++) {
+    long done[MAX_CASES] = {0}; /* transactions run per case, warm-up included */
+    long total = warmup + n;
+    for (long round = 0;; round++) {
+        int progressed = 0;
         for (int j = 0; j < ncases; j++) {
-            struct bench_case *c = &cases[(j + (i + warmup)) % ncases];
-            double a = now_us(), ca = cpu_us();
-            int rc = run_case(c);
-            double cb = cpu_us();
-            record(c, i, now_us() - a, cb - ca, rc);
+            int k = (int)((j + round) % ncases);
+            struct bench_case *c = &cases[k];
+            for (long b = 0; b < block && done[k] < total; b++) {
+                double a = now_us(), ca = cpu_us();
+                int rc = run_case(c);
+                double cb = cpu_us();
+                record(c, done[k] - warmup, now_us() - a, cb - ca, rc);
+                done[k]++;
+                progressed = 1;
+            }
         }
-        if (i == -1) warm_rss = vmrss_kib();
+        if (warm_rss < 0) {
+            int warm = 1;
+            for (int k = 0; k < ncases; k++) warm = warm && done[k] >= warmup;
+            if (warm) warm_rss = vmrss_kib();
+        }
+        if (!progressed) break;
     }
     long errors = 0;
     for (int k = 0; k < ncases; k++) errors += cases[k].errors;
@@ -492,6 +507,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--n") == 0 && left >= 1) n = parse_count(argv[++i], 1);
         else if (strcmp(a, "--warmup") == 0 && left >= 1) warmup = parse_count(argv[++i], 0);
         else if (strcmp(a, "--procs") == 0 && left >= 1) procs = parse_count(argv[++i], 1);
+        else if (strcmp(a, "--block") == 0 && left >= 1) block = parse_count(argv[++i], 1);
         else if (strcmp(a, "--case") == 0 && left >= 4) {
             struct bench_case *c = new_case();
             c->kind = PAM_CASE;
