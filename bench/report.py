@@ -216,7 +216,9 @@ def main():
     w("")
     w("- **permit**: `pam_permit.so` (the floor).")
     w("- **bio-off**: biounlock, a user with no row in the store (biometric unlock not enabled): the module "
-      "returns PAM_IGNORE; libpam reports a stack where no module decided as PAM_PERM_DENIED, the expected result.")
+      "returns PAM_IGNORE; libpam reports a stack where no module decided as PAM_PERM_DENIED, the expected result. "
+      "(The README's control values also ignore PAM_AUTHINFO_UNAVAIL and PAM_MAXTRIES, so in the other cases a "
+      "PAM_PERM_DENIED error means the module stepped aside: e.g. no touch within `timeout`.)")
     w("- **bio-touch**: biounlock, an enrolled and enabled user, with a simulated touch already waiting: "
       "`bench/sim-finger` watches the socket directory (inotify) and connects as soon as the sensor's socket "
       "appears, so the touch is in the listen backlog when the module first polls.")

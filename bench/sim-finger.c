@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,22 +92,20 @@ int main(int argc, char **argv) {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     long taken = 0, lost = 0;
     char events[4096] __attribute__((aligned(8)));
-    /* The socket may already be waiting when we start: try at once, then only after each
-     * creation of the socket (never again on the socket that just took a touch, which is
-     * about to close). */
-    int created = 1;
+    /* pending: a socket was created that has not taken a touch yet. The socket may already be
+     * waiting when we start, so begin pending. A socket that took its touch is never touched
+     * again (it is about to close); a pending one is retried until it takes one or disappears
+     * (its verification ended without us), however long the module takes between bind() and
+     * listen() on a loaded machine. */
+    int pending = 1;
     while (!stop) {
-        if (created) {
-            created = 0;
-            /* Bound but not yet listening is a window of microseconds: retry briefly. */
-            int r = 0;
-            for (int spin = 0; spin < 2000 && !stop; spin++) {
-                r = touch(&addr, cmd, (size_t)len);
-                if (r != 0 || access(path, F_OK) != 0) break;
-                sched_yield();
-            }
-            if (r > 0) taken++;
+        while (pending && !stop) {
+            int r = touch(&addr, cmd, (size_t)len);
+            if (r > 0) { taken++; pending = 0; break; }
             if (r < 0) lost++;
+            if (access(path, F_OK) != 0) { pending = 0; break; } /* gone: nothing to touch */
+            struct timespec ts = {0, 50000};                  /* bound, not listening yet: 50 us */
+            nanosleep(&ts, NULL);
         }
         struct pollfd p = {in, POLLIN, 0};
         int rc = poll(&p, 1, 200);
@@ -118,7 +115,7 @@ int main(int argc, char **argv) {
             for (char *e = events; e < events + got;) {
                 struct inotify_event *ev = (struct inotify_event *)e;
                 if (ev->mask & (IN_DELETE_SELF | IN_IGNORED)) stop = 1;
-                if ((ev->mask & IN_CREATE) && ev->len && strcmp(ev->name, base) == 0) created = 1;
+                if ((ev->mask & IN_CREATE) && ev->len && strcmp(ev->name, base) == 0) pending = 1;
                 e += sizeof *ev + ev->len;
             }
         }
