@@ -59,6 +59,7 @@ public final class Store: AuthStore {
         let version = try store.schemaVersion()
         switch mode {
         case .authenticate:
+            try store.keepJournalFiles()
             if version > Schema.currentVersion {
                 throw StoreFailure("\(path) has schema version \(version), newer than this module (\(Schema.currentVersion)); upgrade biounlock")
             }
@@ -69,6 +70,17 @@ public final class Store: AuthStore {
             try store.migrate(from: version)
         }
         return store
+    }
+
+    /// The module's connection keeps the -wal and -shm files when it closes (the last connection
+    /// to close would otherwise delete them, so every sudo created and deleted two files), and
+    /// truncates the WAL to zero bytes once its close-time checkpoint has completed (so the next
+    /// process has no log to replay). Durability is unchanged: commits still sync as before.
+    func keepJournalFiles() throws(StoreFailure) {
+        var persist: Int32 = 1
+        try check(sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist),
+                  "sqlite3_file_control", connection.handle)
+        try connection.execute("PRAGMA journal_size_limit = 0")
     }
 
     /// Why the module must not use the store at `path`, or nil when it may.
@@ -214,6 +226,19 @@ public final class Store: AuthStore {
         }
         if passcode {
             try connection.prepare("UPDATE users SET passcode_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+        }
+    }
+
+    public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) {
+        // No write lock within the busy timeout: the writes are dropped (and the caller logs it)
+        // rather than each waiting out the timeout again, so the host waits one timeout at most.
+        try connection.execute("BEGIN IMMEDIATE")
+        writes()
+        do {
+            try connection.execute("COMMIT")
+        } catch {
+            _ = sqlite3_exec(connection.handle, "ROLLBACK", nil, nil, nil)
+            throw error
         }
     }
 

@@ -57,6 +57,62 @@ final class StoreTests: XCTestCase {
         XCTAssertNoThrow(try Store.open(path: path, mode: .authenticate))
     }
 
+    func testTheModulesConnectionKeepsItsJournalFilesEmptyAndTrusted() throws {
+        do {
+            let admin = try Store.open(path: path, mode: .administer)
+            try admin.setEnabled(true, user: "alice", service: nil, at: 1)
+        }
+        for round in 1...2 {
+            do {
+                let store = try Store.open(path: path, mode: .authenticate)
+                XCTAssertEqual(try store.loadUser("alice")?.enabled, true)
+                try store.appendEvent(AuditEvent(time: Int64(round), user: "alice", service: "sudo", tty: "", rhost: "",
+                                                 method: .fingerprint, outcome: "success", reason: "finger-matched"))
+            }
+            // Closed: the WAL was checkpointed and emptied, but neither file was deleted, so the
+            // next sudo creates none; both keep the store's owner and mode, so the module trusts them.
+            for side in ["-wal", "-shm"] {
+                XCTAssertTrue(FileManager.default.fileExists(atPath: path + side), side)
+                XCTAssertEqual(try mode(path + side) & 0o077, 0, side)
+            }
+            XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int, 0)
+            XCTAssertNil(Store.trustProblem(path: path))
+        }
+        XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents().map(\.time), [2, 1])
+    }
+
+    func testWritesInOneTransactionCommitTogether() throws {
+        let admin = try Store.open(path: path, mode: .administer)
+        try admin.setEnabled(true, user: "alice", service: nil, at: 1)
+        _ = try admin.recordPasscodeFailure(user: "alice", at: 2)
+        let store = try Store.open(path: path, mode: .authenticate)
+        var seenInside: (Int?, Int)?
+        try store.inOneTransaction {
+            try? store.recordSuccess(user: "alice", method: .passcode, at: 3, bootID: "b")
+            try? store.appendEvent(AuditEvent(time: 3, user: "alice", service: "sudo", tty: "", rhost: "",
+                                              method: .passcode, outcome: "success", reason: "passcode-accepted"))
+            // Another connection does not see either write before the commit.
+            seenInside = (try? admin.loadUser("alice")?.passcodeFailures, (try? admin.recentEvents().count) ?? -1)
+        }
+        XCTAssertEqual(seenInside?.0, 1)
+        XCTAssertEqual(seenInside?.1, 0)
+        XCTAssertEqual(try admin.loadUser("alice")?.passcodeFailures, 0)
+        XCTAssertEqual(try admin.recentEvents().map(\.reason), ["passcode-accepted"])
+    }
+
+    func testWritesInOneTransactionAreDroppedWhenTheLockDoesNotCome() throws {
+        let admin = try Store.open(path: path, mode: .administer)
+        try admin.setEnabled(true, user: "alice", service: nil, at: 1)
+        let store = try Store.open(path: path, mode: .authenticate)
+        try admin.connection.execute("BEGIN IMMEDIATE") // another writer holds the lock throughout
+        var ran = false
+        let start = SystemClock().now()
+        XCTAssertThrowsError(try store.inOneTransaction { ran = true }) { XCTAssertTrue("\($0)".contains("locked"), "\($0)") }
+        XCTAssertFalse(ran, "no write waits out the timeout a second time")
+        XCTAssertLessThanOrEqual(SystemClock().now() - start, 4, "one busy timeout, not one per write")
+        try admin.connection.execute("ROLLBACK")
+    }
+
     func testGarbageAndNewerSchemasAreRefused() throws {
         _ = try Store.open(path: path, mode: .administer)
         let store = try Store.open(path: path, mode: .administer)

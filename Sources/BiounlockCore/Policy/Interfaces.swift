@@ -136,6 +136,15 @@ public protocol AuthStore: AnyObject {
     /// Clears the biometric counter (a lockout that expired under policy=biometrics).
     func resetBiometricFailures(user: String) throws(StoreFailure)
     func appendEvent(_ event: AuditEvent) throws(StoreFailure)
+    /// Runs `writes` as one transaction where the store can (one commit: one sync and one wait
+    /// for the write lock instead of one per write), else as they come. The writes report their
+    /// own failures; this throws when the transaction could not be started within the busy
+    /// timeout (the writes are then not run) or not committed (they are lost).
+    func inOneTransaction(_ writes: () -> Void) throws(StoreFailure)
+}
+
+extension AuthStore {
+    public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) { writes() }
 }
 
 /// Why the reader cannot be used now (biometrics "unavailable": fall back, never a failed match).

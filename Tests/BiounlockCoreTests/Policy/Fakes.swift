@@ -67,6 +67,17 @@ final class MemoryStore: AuthStore {
     func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
         if failWrites { throw StoreFailure("disk full") }
         events.append(event)
+        eventsInTransaction += inTransaction ? 1 : 0
+    }
+    /// How many times the chain grouped writes, and how many audit rows were written inside a group.
+    var transactions = 0
+    var eventsInTransaction = 0
+    private var inTransaction = false
+    func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) {
+        transactions += 1
+        inTransaction = true
+        writes()
+        inTransaction = false
     }
 }
 

@@ -48,6 +48,19 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(store.events.first?.reason, "finger-matched")
     }
 
+    func testASuccessResetsTheCountersAndWritesItsAuditRowInOneTransaction() {
+        store.users["alice"]?.biometricFailures = 2
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint))
+        XCTAssertEqual(store.users["alice"]?.biometricFailures, 0)
+        XCTAssertEqual(store.transactions, 1)
+        XCTAssertEqual(store.eventsInTransaction, 1)
+
+        conversation.replies = [Self.secret("0000")]
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .denied)
+        XCTAssertEqual(store.transactions, 1, "a failure is counted on its own, at once")
+        XCTAssertEqual(store.events.map(\.reason), ["finger-matched", "wrong-passcode"])
+    }
+
     func testUserWhoHasNotEnabledIsIgnoredWithoutAnyMessage() {
         store.users["alice"]?.enabled = false
         let sensor = ScriptedSensor([.match(.rightIndex)])
@@ -55,6 +68,10 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(conversation.transcript, [])
         XCTAssertEqual(sensor.verifyCalls, 0)
         XCTAssertEqual(run(sensor, user: "bob").outcome, .notEnabled, "no row at all")
+        // Stepping aside writes nothing: no audit row (sudo would pay a synced write for every
+        // user who never opted in), only a debug-level log line.
+        XCTAssertEqual(store.events, [])
+        XCTAssertTrue(logger.text.contains("outcome=ignore reason=not-enabled"), logger.text)
     }
 
     func testPerServiceOverrideWinsOverTheUsersToggle() {

@@ -1,0 +1,553 @@
+#!/usr/bin/env python3
+"""Turns the lines scripts/bench printed (its raw file) into bench/RESULTS.md.
+
+Every figure in the report is one of those lines' values, or a difference or ratio of two of
+them computed here (and so printed by scripts/bench, which shows the report it writes). The raw
+lines are appended at the end.
+"""
+import sys
+
+MIB = 1024.0
+
+
+def parse(path):
+    facts, rows, raw = {}, {}, []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            raw.append(line)
+            tag, _, rest = line.partition(" ")
+            if tag in ("machine", "version", "linkage", "setup"):
+                key, _, value = rest.partition("=")
+                facts[(tag, key)] = value
+                continue
+            if tag in ("store", "finger", "syncs", "conc-audit", "conc-log", "cli-json", "conc-wrong-audit", "section"):
+                facts.setdefault((tag, "lines"), []).append(rest)
+                continue
+            fields = {}
+            words = rest.split(" ")
+            if words and "=" not in words[0]:   # "process ..." lines
+                fields["_kind"] = words.pop(0)
+            for w in words:
+                k, sep, v = w.partition("=")
+                if sep:
+                    fields[k] = v
+            name = fields.get("case") or fields.get("dlopen") or fields.get("fsync") or fields.get("_kind", "?")
+            rows[(tag, name)] = fields
+    return facts, rows, raw
+
+
+def num(row, key):
+    try:
+        return float(row[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def ms(us):
+    return "–" if us is None else f"{us / 1000:.3f}"
+
+
+def ms2(us):
+    return "–" if us is None else f"{us / 1000:.2f}"
+
+
+def ratio(a, b):
+    return "–" if a is None or b in (None, 0) else f"{a / b:.2f}×"
+
+
+def signed_ms(us):
+    return "–" if us is None else f"{us / 1000:+.3f}"
+
+
+def main():
+    facts, rows, raw = parse(sys.argv[1])
+    F = lambda tag, key: facts.get((tag, key), "?")
+    R = lambda tag, name: rows.get((tag, name), {})
+    med = lambda tag, name: num(R(tag, name), "median_us")
+    p90 = lambda tag, name: num(R(tag, name), "p90_us")
+    errs = lambda tag, name: R(tag, name).get("errors", "?")
+    out = []
+    w = out.append
+
+    w("# biounlock benchmarks")
+    w("")
+    w(f"Written by `{F('machine', 'command')}` ({F('machine', 'mode')} mode) on {F('machine', 'date')}. Every "
+      "figure below was printed by that run (the raw lines are at the end); differences and ratios "
+      "are computed from them. These are benchmarks, not tests: `scripts/test` asserts no time.")
+    w("")
+    w("## Machine")
+    w("")
+    w("| | |")
+    w("|---|---|")
+    for key, label in [("nproc", "cores (nproc)"), ("cpu", "CPU"), ("memory", "memory"), ("kernel", "kernel"),
+                       ("os", "OS"), ("swift", "Swift"), ("fs", "filesystem of the stores"), ("fs_journal", "its journal")]:
+        w(f"| {label} | {F('machine', key)} |")
+    w(f"| load average at start / end | {F('machine', 'load_start')} / {F('machine', 'load_end')} |")
+    w(f"| CPU pressure (PSI, some tasks waiting for a core) at start / end | {F('machine', 'cpu_pressure_start')} / {F('machine', 'cpu_pressure_end')} |")
+    w("| packages | " + ", ".join(f"{k[1]} {v}" for k, v in sorted(facts.items()) if k[0] == "version"
+                                  and k[1] != "module_size_bytes") + " |")
+    w(f"| pam_biounlock.so | {F('version', 'module_size_bytes')} bytes, NEEDED: {F('linkage', 'module_needed')}, "
+      f"NODELETE flag: {'yes' if F('linkage', 'nodelete') == '1' else 'no'} |")
+    secs = facts.get(("section", "lines"), [])
+    if secs:
+        w("| CPU pressure when each timed section started (after waiting for it to drop, bounded) | "
+          + "; ".join(f"{l.split(' ')[0]}: {l.split('cpu_pressure_avg10=')[1].split(' ')[0]} after {l.split('waited_s=')[1]} s"
+                      for l in secs) + " |")
+    w("")
+    w("The machine is shared with other engineers' builds: the load average and CPU pressure above are the noise. "
+      "Cases that are compared run interleaved (round-robin in the same process or the same "
+      "spawning loop), so each comparison shares the same conditions; medians are reported. In one "
+      "process the rounds run blocks of 50 transactions of each case: alternating single transactions "
+      "of heavy and light cases leaves every transaction with caches another case has cooled, which "
+      "slowed down even pam_permit compared with a loop of its own.")
+    w("")
+
+    # ---------------------------------------------------------------- targets
+    permit_in = med("inproc", "permit")
+    off_in = med("inproc", "bio-off")
+    permit_proc = med("proc", "permit")
+    off_proc = med("proc", "bio-off")
+    pin = med("inslow", "bio-pin")
+    argon = med("inslow", "argon2")
+    pinmin = med("inproc", "bio-pin-min")
+    argonmin = med("inproc", "argon2-min")
+    mem_permit = num(R("mem-permit", "process"), "maxrss_kib")
+    mem_off = num(R("mem-off", "process"), "maxrss_kib")
+    mem_touch = num(R("mem-touch", "process"), "maxrss_kib")
+    mem_pinmin = num(R("mem-pinmin", "process"), "maxrss_kib")
+    mem_pin = num(R("mem-pin", "process"), "maxrss_kib")
+    argon_buf = None
+    if R("mem-argon2", "process"):
+        argon_buf = num(R("mem-argon2", "process"), "maxrss_kib") - num(R("mem-argon2", "process"), "maxrss_start_kib")
+    maps_off = R("mem-off", "process").get("maps_match", "?")
+    maps_touch = R("mem-touch", "process").get("maps_match", "?")
+    ldd_fprint = F("linkage", "ldd_libfprint")
+
+    def verdict(ok):
+        return "**met**" if ok else "**missed**"
+
+    w("## Targets")
+    w("")
+    w("| target | measured in this run | verdict |")
+    w("|---|---|---|")
+    t = []
+    cpu = lambda tag, name: num(R(tag, name), "cpu_median_us")
+
+    def cpu_note(tag, a, b, limit):
+        ca, cb = cpu(tag, a), cpu(tag, b)
+        if ca is None or cb is None:
+            return "", None
+        return (f"; CPU time {ms(ca)} − {ms(cb)} ms = {signed_ms(ca - cb)} ms"), ca - cb <= limit
+
+    if off_in is not None and permit_in is not None:
+        d = off_in - permit_in
+        note, cpu_ok = cpu_note("inproc", "bio-off", "permit", 500)
+        w(f"| user without biometric unlock, in process: at most 0.5 ms over pam_permit | wall {ms(off_in)} − {ms(permit_in)} ms "
+          f"= {signed_ms(d)} ms{note} | {verdict(d <= 500)}"
+          + (" (met on CPU time)" if d > 500 and cpu_ok else "") + " |")
+    if off_proc is not None and permit_proc is not None:
+        d = off_proc - permit_proc
+        note, cpu_ok = cpu_note("proc", "bio-off", "permit", 2000)
+        w(f"| the same, one whole process per transaction: at most 2 ms over pam_permit | wall {ms(off_proc)} − {ms(permit_proc)} ms "
+          f"= {signed_ms(d)} ms{note} | {verdict(d <= 2000)}"
+          + (" (met on CPU time)" if d > 2000 and cpu_ok else "") + " |")
+    ok = ldd_fprint == "0" and maps_off == "0" and maps_touch == "0"
+    w(f"| libfprint not loaded by the module | ldd lines naming libfprint: {ldd_fprint}; /proc/self/maps lines after the "
+      f"memory runs: {maps_off} (not enabled), {maps_touch} (touch) | {verdict(ok)} |")
+    if pin is not None and argon is not None:
+        d = pin - argon
+        dmin = None if pinmin is None or argonmin is None else pinmin - argonmin
+        # Argon2id at the shipped cost varies by more than the 1 ms being judged from round to round, so
+        # the verdict uses the minimum-cost hash, where everything else is the same path.
+        ok = (dmin if dmin is not None else d) <= 1000
+        extra = "" if dmin is None else (f"; with the minimum-cost hash (Argon2id negligible, the figure judged): "
+                                         f"{ms(pinmin)} − {ms(argonmin)} ms = {signed_ms(dmin)} ms")
+        w(f"| passcode path: Argon2id's own time plus at most 1 ms | shipped cost: {ms(pin)} − {ms(argon)} ms (Argon2id alone, "
+          f"same rounds; within the round-to-round noise of Argon2id) = {signed_ms(d)} ms{extra} | {verdict(ok)} |")
+    if None not in (mem_permit, mem_off, mem_touch):
+        worst = max(mem_off, mem_touch, mem_pinmin or 0) - mem_permit
+        pin_over = None if mem_pin is None or argon_buf is None else mem_pin - mem_permit - argon_buf
+        ok = worst <= 8 * 1024 and (pin_over is None or pin_over <= 8 * 1024)
+        w(f"| peak RSS at most 8 MiB over pam_permit (outside Argon2id's buffer) | not enabled {((mem_off - mem_permit) / MIB):+.2f} MiB, "
+          f"touch {((mem_touch - mem_permit) / MIB):+.2f} MiB, passcode (minimum-cost hash) "
+          f"{(((mem_pinmin or 0) - mem_permit) / MIB):+.2f} MiB"
+          + ("" if pin_over is None else f", passcode at shipped cost less Argon2id's {argon_buf / MIB:.2f} MiB: {pin_over / MIB:+.2f} MiB")
+          + f" | {verdict(ok)} |")
+    scale_ok = True
+    scale_txt = []
+    for kind in ("off", "touch"):
+        a, b = med("scale", f"{kind}-s1"), med("scale", f"{kind}-sbig")
+        if a and b:
+            scale_txt.append(f"{'not enabled' if kind == 'off' else 'touch'} {b / a:.2f}×")
+            scale_ok = scale_ok and b / a <= 1.2
+    big = next((l for l in facts.get(("store", "lines"), []) if l.startswith("sbig ")), "")
+    w(f"| scale: the big store ({big.split(' bytes=')[0].replace('sbig ', '')}) at most 1.2× the 1-user store | "
+      f"{', '.join(scale_txt)} | {verdict(scale_ok)} |")
+    conc_errors = [(k[1], v.get("errors", "?"), v.get("abnormal_exits", "?")) for k, v in rows.items() if k[0] == "conc"]
+    p64 = [e for e in conc_errors if e[0].endswith("-p64")]
+    ok = bool(p64) and all(e[1] == "0" and e[2] == "0" for e in p64)
+    logged64 = []
+    for line in raw:
+        if line.startswith("conc-log case=") and "-p64 " in line:
+            d = dict(x.split("=", 1) for x in line.split(" ")[1:])
+            logged64.append(f"{d['case']}: {d['module_errors_logged']}")
+    w(f"| 64 parallel processes: zero errors (results other than the expected code) | "
+      + ", ".join(f"{e[0]}: {e[1]} errors, {e[2]} abnormal exits" for e in p64)
+      + (f"; errors the module logged while the result stood: {', '.join(logged64)}" if logged64 else "")
+      + f" | {verdict(ok)}" + (" for results; see §4 for the logged write failures" if ok and any(not x.endswith(': 0') for x in logged64) else "")
+      + " |")
+    su = med("cli", "status-user")
+    if su is not None:
+        w(f"| `biounlock status USER` (1,000 users) under 15 ms | {ms2(su)} ms | {verdict(su < 15000)} |")
+    w("")
+
+    # ---------------------------------------------------------------- 1
+    w("## 1. Per transaction")
+    w("")
+    w("A transaction is `pam_start_confdir` + `pam_authenticate` + `pam_end`, as sudo does it: libpam "
+      "parses the service file and dlopens the module in `pam_start`, and dlcloses it in `pam_end`. "
+      "pam_permit, pam_unix and pam_fprintd are really unmapped and mapped again each time; "
+      "pam_biounlock.so is linked `-z nodelete`, so after its first load it stays mapped and later "
+      "dlopens only take a reference. Each stack has one `auth` line (biounlock's with the README's "
+      "control values); the conversation answers prompts. Cases:")
+    w("")
+    w("- **permit**: `pam_permit.so` (the floor).")
+    w("- **bio-off**: biounlock, a user with no row in the store (biometric unlock not enabled): the module "
+      "returns PAM_IGNORE; libpam reports a stack where no module decided as PAM_PERM_DENIED, the expected result. "
+      "(The README's control values also ignore PAM_AUTHINFO_UNAVAIL and PAM_MAXTRIES, so in the other cases a "
+      "PAM_PERM_DENIED error means the module stepped aside: e.g. no touch within `timeout`.)")
+    w("- **bio-touch**: biounlock, an enrolled and enabled user, with a simulated touch already waiting: "
+      "`bench/sim-finger` watches the socket directory (inotify) and connects as soon as the sensor's socket "
+      "appears, so the touch is in the listen backlog when the module first polls.")
+    w("- **bio-pin**: biounlock, the passcode path at the shipped Argon2id cost (PIN set with "
+      f"`biounlock passcode set --stdin`, {F('setup', 'shipped_hash_params')}); the finger is skipped because the lid "
+      "reads closed (`lid_path` points at a directory with a closed lid), then the PIN is answered. "
+      "**argon2** is libsodium's `crypto_pwhash_str_verify` on the same hash, alone.")
+    w(f"- **bio-pin-min** / **argon2-min**: the same with a hash at libsodium's minimum cost ({F('setup', 'minimum_hash_params')}), "
+      "written into the store with sqlite3, so that everything except Argon2id can be measured precisely.")
+    w(f"- **unix**: `pam_unix.so` as root (reads the shadow copy directly), a yescrypt password "
+      f"({F('setup', 'yescrypt_params')}).")
+    w(f"- **fprintd**: `pam_fprintd.so` with no daemon ({F('setup', 'dbus_system_bus')}); it answers PAM_AUTHINFO_UNAVAIL.")
+    w("")
+    w("Wall time is what the caller waits; CPU time (user + system of the thread, or of the child process) "
+      "leaves out waiting for a core or for the disk, so it is the steadier figure on a loaded machine "
+      "but misses the cost of durable writes.")
+    w("")
+    w("Module arguments: `sensor=simulated sim_socket=… db=… config=/nonexistent require_passcode=none "
+      "lid_path=… logind_path=… timeout=2`.")
+    w("")
+
+    def table(tag, names, base, title_note):
+        n = R(tag, names[0]).get("n", "?")
+        blk = R(tag, names[0]).get("block")
+        how = ("each case once per round, cases interleaved" if blk in (None, "1")
+               else f"cases interleaved in blocks of {blk} consecutive transactions")
+        w(f"{title_note} ({n} transactions of each case, {how}; times in ms)")
+        w("")
+        w("| case | median | p90 | p99 | over pam_permit | ratio to pam_permit | CPU median | CPU over pam_permit | errors |")
+        w("|---|---|---|---|---|---|---|---|---|")
+        bc = num(R(tag, base), "cpu_median_us")
+        b = med(tag, base)
+        for name in names:
+            row = R(tag, name)
+            if not row:
+                continue
+            m = num(row, "median_us")
+            over = "–" if name in (base, "true") or name.startswith("argon2") else signed_ms(None if m is None or b is None else m - b)
+            rt = "–" if name in (base, "true") or name.startswith("argon2") else ratio(m, b)
+            c = num(row, "cpu_median_us")
+            cover = "–" if name in (base, "true") or name.startswith("argon2") or c is None or bc is None else signed_ms(c - bc)
+            w(f"| {name} | {ms(m)} | {ms(num(row, 'p90_us'))} | {ms(num(row, 'p99_us'))} | {over} | {rt} | {ms(c)} | {cover} | {row.get('errors', '?')}"
+              + ("" if row.get("first_error", "-") == "-" else f" (first: {row['first_error']})") + " |")
+        w("")
+
+    w("### In one process, looping")
+    w("")
+    table("inproc", ["permit", "bio-off", "bio-touch", "fprintd", "bio-pin-min", "argon2-min"], "permit", "Fast cases")
+    table("inslow", ["permit", "unix", "bio-pin", "argon2"], "permit", "Argon2id and yescrypt")
+    w("### One whole process per transaction")
+    w("")
+    w("Each case is a new process (`posix_spawn` + `waitpid` of `pam-loop loop --n 1`), so it includes exec, "
+      "the dynamic linker, and the first load of every module; **true** is `/bin/true`, the cost of a process.")
+    w("")
+    table("proc", ["true", "permit", "bio-off", "bio-touch", "fprintd", "bio-pin-min", "unix"], "permit", "Per process")
+    table("procslow", ["permit", "bio-pin"], "permit", "Per process, shipped Argon2id cost")
+    w("### What loading costs a fresh process")
+    w("")
+    w("`pam-loop dlopen`: a forked process dlopens the libraries in order with RTLD_NOW, as libpam loads a "
+      "module; each later dlopen finds the earlier ones already loaded. The last row loads the module "
+      "alone, dependencies included.")
+    w("")
+    w("| dlopen | median ms | p90 ms |")
+    w("|---|---|---|")
+    for k, v in rows.items():
+        if k[0] == "dlopen":
+            w(f"| {k[1].split('/')[-1]} (after the rows above) | {ms(num(v, 'median_us'))} | {ms(num(v, 'p90_us'))} |")
+    for k, v in rows.items():
+        if k[0] == "dlopen1":
+            w(f"| {k[1].split('/')[-1]} with its dependencies, alone | {ms(num(v, 'median_us'))} | {ms(num(v, 'p90_us'))} |")
+    w("")
+
+    # ---------------------------------------------------------------- 2
+    w("## 2. Memory")
+    w("")
+    w("Peak RSS (`getrusage` ru_maxrss) of the looping process, one process per case; the start column is "
+      "the peak before the first transaction. VmRSS after the warm-up and at the end shows memory kept "
+      "across transactions; at the end it is split into anonymous pages (private to the process) and "
+      "file-backed pages (the code and read-only data of the mapped libraries, shared with every other "
+      "process that maps them: most of what the module adds). **argon2** runs libsodium's verify alone: "
+      "its peak minus its start is Argon2id's own buffer.")
+    w("")
+    w("| run | transactions | peak RSS at start KiB | peak RSS KiB | over pam_permit | VmRSS after warm-up → end KiB | at the end: anonymous / file-backed KiB | libfprint maps |")
+    w("|---|---|---|---|---|---|---|---|")
+    for tag, label in [("mem-permit", "permit"), ("mem-off", "bio-off"), ("mem-touch", "bio-touch"),
+                       ("mem-pinmin", "bio-pin-min"), ("mem-pin", "bio-pin (shipped cost)"),
+                       ("mem-argon2", "argon2 alone (shipped cost)"), ("mem-fprintd", "fprintd")]:
+        p = R(tag, "process")
+        if not p:
+            continue
+        c = next((v for k, v in rows.items() if k[0] == tag and k[1] != "process"), {})
+        peak = num(p, "maxrss_kib")
+        over = "–" if tag in ("mem-permit", "mem-argon2") or peak is None or mem_permit is None else f"{(peak - mem_permit) / MIB:+.2f} MiB"
+        w(f"| {label} | {c.get('n', '?')} | {p.get('maxrss_start_kib')} | {p.get('maxrss_kib')} | {over} | "
+          f"{p.get('rss_warm_kib')} → {p.get('rss_end_kib')} | {p.get('rss_anon_end_kib', '?')} / {p.get('rss_file_end_kib', '?')} | "
+          f"{p.get('maps_match')} |")
+    w("")
+
+    # ---------------------------------------------------------------- 3
+    w("## 3. Scale")
+    w("")
+    w("Three stores made by the CLI (daemon enrolled, PIN set, enabled), two of them filled with sqlite3 "
+      "directly: generated users (each with a template and a passcode hash, half enabled, every tenth with "
+      "a `sudo` override) and audit events. The same two transactions run on each, interleaved: a user "
+      "with no row (not enabled) and daemon's touch (which also writes its success and an audit row).")
+    w("")
+    for l in facts.get(("store", "lines"), []):
+        if l.startswith("fill_seconds"):
+            w(f"Filling the stores took {l.split('=')[1]} s.")
+            w("")
+    w(f"{R('scale', 'off-s1').get('n', '?')} transactions of each case, interleaved in blocks of {R('scale', 'off-s1').get('block', '?')}.")
+    w("")
+    w("| store | users | events | bytes | not enabled: median ms | ratio to 1 user | touch: median ms | ratio to 1 user | errors |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for l in facts.get(("store", "lines"), []):
+        if l.startswith("fill_seconds"):
+            continue
+        name, *kv = l.split(" ")
+        d = dict(x.split("=", 1) for x in kv)
+        off, touch = med("scale", f"off-{name}"), med("scale", f"touch-{name}")
+        e = f"{errs('scale', 'off-' + name)}, {errs('scale', 'touch-' + name)}"
+        w(f"| {name} | {int(d['users']):,} | {int(d['events']):,} | {int(d['bytes']):,} | {ms(off)} | "
+          f"{ratio(off, med('scale', 'off-s1'))} | {ms(touch)} | {ratio(touch, med('scale', 'touch-s1'))} | {e} |")
+    w("")
+
+    # ---------------------------------------------------------------- 4
+    w("## 4. Concurrency")
+    w("")
+    w("`pam-loop parallel`: P forked processes released together, each running its transactions back to back "
+      "on the same store. **bio-off** only reads; **bio-pin-min** (PIN at minimum Argon2id cost) writes "
+      "once per transaction (the counter reset and the audit row in one commit). Any result other than the expected code is an error; "
+      "audit rows are counted in the store before and after.")
+    w("")
+    w("| case | processes | transactions | errors | wall s | throughput /s | median ms | p90 ms | p99 ms | audit rows written / expected | errors the module logged |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    logged = {}
+    for line in raw:
+        if line.startswith("conc-log case="):
+            d = dict(x.split("=", 1) for x in line.split(" ")[1:])
+            logged[d["case"]] = d["module_errors_logged"] + ("" if d["first"] == "-" else f" (first: “{d['first'].replace('_', ' ')}”)")
+    audit = {}
+    for k, v in facts.items():
+        pass
+    for line in raw:
+        if line.startswith("conc-audit case="):
+            d = dict(x.split("=", 1) for x in line.split(" ")[1:])
+            audit[d["case"]] = f"{d['written_rows']} / {d['expected_rows']}"
+    for k, v in rows.items():
+        if k[0] != "conc":
+            continue
+        w(f"| {k[1].rsplit('-p', 1)[0]} | {v.get('procs')} | {v.get('total')} | {v.get('errors')}"
+          + ("" if v.get("first_error", "-") == "-" else f" (first: {v['first_error']})")
+          + f" | {v.get('wall_s')} | {v.get('throughput_per_s')} | {ms(num(v, 'median_us'))} | {ms(num(v, 'p90_us'))} | "
+          f"{ms(num(v, 'p99_us'))} | {audit.get(k[1], '–')} | {logged.get(k[1], '–')} |")
+    wrong = R("conc-wrong", "wrong-pin")
+    wa = next((l for l in raw if l.startswith("conc-wrong-audit ")), None)
+    if wrong and wa:
+        d = dict(x.split("=", 1) for x in wa.split(" ")[1:])
+        w("")
+        w(f"**{wrong.get('procs')} wrong PINs at once** (shipped Argon2id cost, one transaction per process, `passcode_lockout` "
+          f"{d['lockout_threshold']}): {wrong.get('errors')} results other than PAM_AUTH_ERR, wall {wrong.get('wall_s')} s. "
+          f"The audit log shows {d['verified_wrong']} attempts verified (reason wrong-passcode) and {d['refused_locked']} "
+          f"refused as locked; the user's failure counter ended at {d['counter']}; the module logged "
+          f"{d['module_errors_logged']} errors"
+          + ("" if d.get("first", "-") == "-" else f" (first: “{d['first'].replace('_', ' ')}”)") + ".")
+    counters = next((l for l in raw if l.startswith("conc-audit counters")), None)
+    if counters:
+        w("")
+        w(f"Counters of the passcode user afterwards: {counters.split('counters sys ')[1]}.")
+    w("")
+
+    # ---------------------------------------------------------------- 5
+    w("## 5. CLI")
+    w("")
+    w("Each command a new process (output to /dev/null), interleaved with `/bin/true`.")
+    w("")
+    w("| command | median ms | p90 ms | over `true` | errors |")
+    w("|---|---|---|---|---|")
+    tr = med("cli", "true")
+    labels = {"true": "`/bin/true`", "status-user": "`biounlock status daemon` (1,000 users)",
+              "status-json": "`biounlock status --json` (1,000 users)",
+              "status-user-big": "`biounlock status daemon` (big store)", "list": "`biounlock list` (1,000 users)"}
+    for k, v in rows.items():
+        if k[0] != "cli":
+            continue
+        m = num(v, "median_us")
+        w(f"| {labels.get(k[1], k[1])} | {ms2(m)} | {ms2(num(v, 'p90_us'))} | "
+          f"{'–' if k[1] == 'true' else signed_ms(m - tr if m is not None and tr is not None else None)} | {v.get('errors')} |")
+    cli_fact = next((l for l in raw if l.startswith("cli-json status_json_bytes")), None)
+    if cli_fact:
+        w("")
+        w(f"`status --json` output: {cli_fact.split(' ', 1)[1]}. There is no `list` command yet "
+          "(the script uses it when `biounlock list --help` succeeds).")
+    w("")
+
+    # ---------------------------------------------------------------- notes
+    w("## Notes on the results")
+    w("")
+    notes = NOTES(F, R, med, num, rows, facts, raw)
+    for n_ in notes:
+        w(n_)
+        w("")
+    w("## Raw output of this run")
+    w("")
+    w("```")
+    out.extend(raw)
+    w("```")
+    print("\n".join(out))
+
+
+def NOTES(F, R, med, num, rows, facts, raw):
+    notes = []
+    permit_proc, off_proc, true_proc = med("proc", "permit"), med("proc", "bio-off"), med("proc", "true")
+    dl = {k[1].split("/")[-1]: num(v, "median_us") for k, v in rows.items() if k[0] == "dlopen"}
+    dl1 = next((num(v, "median_us") for k, v in rows.items() if k[0] == "dlopen1"), None)
+    off_in, permit_in = med("inproc", "bio-off"), med("inproc", "permit")
+    if off_proc is not None and permit_proc is not None and off_in is not None:
+        d = off_proc - permit_proc
+        parts = ", ".join(f"{k} {ms(v)} ms" for k, v in dl.items())
+        notes.append(
+            f"- **Whole process, user without biometric unlock: {signed_ms(d)} ms over pam_permit "
+            f"({'within' if d <= 2000 else 'over'} the 2 ms target).** In a loop the same transaction costs "
+            f"{signed_ms(off_in - permit_in)} ms over pam_permit, so the rest is what a fresh process pays once: "
+            f"loading the module. Measured in this run, dlopen in a fresh process costs {parts} "
+            f"(each after the previous ones), and {ms(dl1)} ms for the module with its dependencies alone. "
+            "The rest of the difference is the first transaction's cold start in a new process: page faults on the "
+            "module's code and data, the Swift runtime's first metadata and conformance lookups, SQLite's and "
+            "libsodium's initialisation, and a larger address space to tear down at exit. "
+            "libstdc++ (needed by the statically linked Swift runtime) and libsqlite3 are loaded only for the module "
+            "by hosts such as sudo that do not link them already, and the dynamic linker resolves every symbol "
+            "reference of each (RTLD_NOW). What bounds it is the module's shape (Swift runtime plus SQLite in a "
+            "dlopened object), not its work per transaction: reducing it needs e.g. linking libstdc++ statically "
+            "into the module or not depending on it, which changes how the module links and is left as a "
+            "proposal, not done here (the toolchain's static-stdlib link arguments name `-lstdc++` themselves, so "
+            "adding `-static-libstdc++` to the module's flags leaves the dependency in place).")
+    if off_in is not None and permit_in is not None:
+        notes.append(
+            f"- **In process, user without biometric unlock: {signed_ms(off_in - permit_in)} ms over pam_permit "
+            f"({ratio(off_in, permit_in)} its time).** Everything here is CPU (the CPU column matches the wall time): "
+            "reading the arguments and the config path, the NSS lookup of the user, the trust checks on the store "
+            "and its -wal/-shm files (stat), opening the store (SQLite maps the shared-memory index and parses the "
+            "schema on every new connection: each sudo is a new connection) and one indexed read. No write and no "
+            "sync: a user who has not enabled biometric unlock gets no audit row in the store, and the store's "
+            "-wal/-shm files are kept between connections rather than created and deleted each time. All figures on this page scale with the load of the machine "
+            "(see Machine): the margin to 0.5 ms is what it is under that load.")
+    pin, argon = med("inslow", "bio-pin"), med("inslow", "argon2")
+    pinmin, argonmin = med("inproc", "bio-pin-min"), med("inproc", "argon2-min")
+    touch, off = med("inproc", "bio-touch"), med("inproc", "bio-off")
+    syncs = {}
+    for l in facts.get(("syncs", "lines"), []):
+        d = dict(x.split("=", 1) for x in l.split(" "))
+        syncs[d["case"]] = int(d["fdatasync_calls"]) / int(d["transactions"])
+    fs = R("fsync", "fdatasync")
+    if None not in (pin, argon, pinmin, argonmin, touch, off):
+        txt = (f"- **Passcode path.** At the shipped cost the transaction takes {ms(pin)} ms against {ms(argon)} ms for "
+               f"Argon2id alone ({signed_ms(pin - argon)} ms); both vary by several ms from round to round on this "
+               f"shared machine, so the minimum-cost hash gives the precise figure for everything but Argon2id: "
+               f"{signed_ms(pinmin - argonmin)} ms ({ms(pinmin)} − {ms(argonmin)}). The touch path pays the same writes: "
+               f"{ms(touch)} ms against {ms(off)} ms for a user who only reads. What costs is durability: a success resets "
+               "the counters and appends its audit row in one commit (SQLite in WAL mode with `synchronous=FULL`); the "
+               "first write of a process also syncs the new WAL header and the directory, and the connection's close "
+               "checkpoints the WAL into the store (a sync of each)")
+        if syncs and fs:
+            txt += (f". strace counted {syncs.get('bio-pin-min', 0):.1f} fdatasync calls per passcode transaction, "
+                    f"{syncs.get('bio-touch', 0):.1f} per touch and {syncs.get('bio-off', 0):.1f} for a user without "
+                    f"biometric unlock; one fdatasync of 4 KiB on this filesystem took {ms(num(fs, 'median_us'))} ms "
+                    f"(median, p90 {ms(num(fs, 'p90_us'))} ms) in this run, so the syncs alone come to about "
+                    f"{syncs.get('bio-pin-min', 0) * num(fs, 'median_us') / 1000:.2f} ms")
+        cp, co = num(R("inproc", "bio-pin-min"), "cpu_median_us"), num(R("inproc", "bio-off"), "cpu_median_us")
+        if cp is not None and co is not None:
+            txt += (f". In CPU time the passcode path (minimum-cost hash) costs {signed_ms(cp - co)} ms more than the "
+                    "read-only path of a user without biometric unlock; on this machine most of that is kernel work for "
+                    f"the writes (the filesystem's journal: {F('machine', 'fs_journal')}, so fdatasync writes the data and "
+                    "the inode from the calling thread), the WAL's truncation at close and regrowth at the next write, "
+                    "and SQLite writing and checkpointing the frames")
+        txt += (". A way to go lower, not taken "
+                "here because it changes a guarantee rather than a cost: `synchronous=NORMAL` on the module's "
+                "connection (commits and the WAL header stop syncing; only the close-time checkpoint syncs, so a power "
+                "cut during a transaction could lose a failure count): a security decision for the project, not a "
+                "benchmark.")
+        notes.append(txt)
+    scale_lines = [l for l in facts.get(("store", "lines"), []) if not l.startswith("fill")]
+    if scale_lines:
+        notes.append(
+            "- **Scale.** The module reads one user by primary key (users, service_overrides and templates by "
+            "user) and appends to `events`, whose two indexes are B-trees: cost grows with the tree depth, not "
+            "the row count. The stores were in the page cache (just written), as a busy machine's store would be.")
+    ev = [l for l in raw if l.startswith("conc-audit case=")]
+    if ev:
+        notes.append(
+            "- **Concurrency.** With 64 processes on 2 cores, the per-transaction latency is mostly waiting for a "
+            "core; writers also queue on SQLite's write lock, which SQLite hands out by polling, not in turn, so "
+            "under saturation some writers wait out the module's busy timeout (2 s). Their writes are dropped and "
+            "logged while the decision stands: a success's counter reset and audit row go together (one commit), "
+            "so a dropped one leaves the counters as they were (the safe side) and an audit row missing from the "
+            "store (its syslog line is written before). The columns \"audit rows written / expected\" and "
+            "\"errors the module logged\" count exactly that. Reads (bio-off) do not queue on the write lock in WAL mode.")
+    wa = next((l for l in raw if l.startswith("conc-wrong-audit ")), None)
+    wrong = R("conc-wrong", "wrong-pin")
+    if wa and wrong:
+        d = dict(x.split("=", 1) for x in wa.split(" ")[1:])
+        if int(d["verified_wrong"]) > int(d["lockout_threshold"]):
+            notes.append(
+                f"- **Finding: the passcode lockout does not hold against concurrent attempts.** {wrong.get('procs')} wrong "
+                f"PINs started at once were all checked against the hash ({d['verified_wrong']} verified, "
+                f"{d['refused_locked']} refused) although `passcode_lockout` is {d['lockout_threshold']}; the counter "
+                f"ended at {d['counter']}. The chain decides \"locked\" from the user's row as read at the start of the "
+                "transaction and counts a wrong passcode only after Argon2id, so every transaction that starts before "
+                "the first failure is counted gets a full guess: the lockout allows as many guesses as an attacker can "
+                "run transactions at once (e.g. parallel `su` on several terminals), then again after each wait. A fix "
+                "is to count the attempt atomically before verifying (one UPDATE … RETURNING that also refuses when "
+                "the lockout is in force) and to clear it on success; it belongs to the policy chain and its tests, "
+                "not to this benchmark, and is not made here.")
+    sj, su_ = med("cli", "status-json"), med("cli", "status-user")
+    if sj is not None and su_ is not None:
+        notes.append(
+            f"- **CLI.** `status USER` ({ms2(su_)} ms) is a process start, opening the store and three queries. "
+            f"`status --json` for 1,000 users takes {ms2(sj)} ms: it reads every user with its own read transaction "
+            "and three queries (one per table). Fine for an admin command; a `list` command should read the users "
+            "with one query per table.")
+    fl = facts.get(("finger", "lines"), [])
+    if fl:
+        notes.append(f"- The simulated finger reported: {fl[0]}.")
+    notes.append(
+        "- The store lives on the machine's root filesystem (see Machine). `config=/nonexistent` (a config "
+        "path named but missing) makes the module log a notice on every transaction; this machine has no "
+        "syslog socket (`/dev/log`), so each costs a failed `connect`.")
+    return notes
+
+
+if __name__ == "__main__":
+    main()
