@@ -193,6 +193,25 @@ public final class Store: AuthStore {
             """, user: user, time: time)
     }
 
+    public func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool {
+        // The lockout test is Lockouts.passcode, written in SQL so it is decided in the same
+        // statement that counts: wait n (1, 5, 15, 60 min...) after the threshold-th failure.
+        let waits = Lockouts.passcodeWaits
+        let stmt = try connection.prepare("""
+            UPDATE users SET passcode_failures = passcode_failures + 1, passcode_failure_at = ?2
+            WHERE name = ?1 AND NOT (passcode_failures >= ?3 AND COALESCE(passcode_failure_at, 0) +
+                CASE passcode_failures - ?3 WHEN 0 THEN ?4 WHEN 1 THEN ?5 WHEN 2 THEN ?6 ELSE ?7 END > ?2)
+            RETURNING passcode_failures
+            """).bind([.text(user), .int(time), .int(threshold), .int(waits[0]), .int(waits[1]), .int(waits[2]), .int(waits[3])])
+        let reserved = try stmt.step()
+        try stmt.run()
+        return reserved
+    }
+
+    public func recordLastFailure(user: String, at time: Int64) throws(StoreFailure) {
+        try connection.prepare("UPDATE users SET last_failure = ?2 WHERE name = ?1").bind([.text(user), .int(time)]).run()
+    }
+
     func counted(_ sql: String, user: String, time: Int64) throws(StoreFailure) -> Int {
         let stmt = try connection.prepare(sql).bind([.text(user), .int(time)])
         guard try stmt.step() else { throw StoreFailure("counter update returned no row") }

@@ -9,6 +9,9 @@ import BiounlockFprintProtocol
 /// and the helper process (its environment, its trust, its lifetime), all through real libpam.
 final class LibfprintModuleTests: XCTestCase {
     var fixture: ModuleFixture!
+
+    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
+    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let prompt = ScenarioTests.prompt
     let unavailable = ScenarioTests.unavailable

@@ -8,6 +8,9 @@ import BiounlockSensors
 /// required, context checks, pattern passcodes, exact counting under concurrency.
 final class PolicyRuleTests: XCTestCase {
     var fixture: ModuleFixture!
+
+    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
+    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")
@@ -154,6 +157,23 @@ final class PolicyRuleTests: XCTestCase {
         XCTAssertEqual(try fixture.authenticate(answers: ["1369"]).code, "PAM_SUCCESS", "13 + 69 is 1236 + 9")
         XCTAssertEqual(try fixture.authenticate(answers: ["1236"]).code, "PAM_AUTH_ERR")
         XCTAssertEqual(try fixture.authenticate(answers: ["99999"]).code, "PAM_AUTH_ERR")
+    }
+
+    /// 20 wrong PINs at once against passcode_lockout=5: exactly 5 are checked, the rest are
+    /// refused before any hashing (each attempt is counted atomically before it is checked).
+    func testParallelGuessesCannotOutrunThePasscodeLockout() throws {
+        try fixture.service("timeout=1")
+        try fixture.store.deleteTemplates(user: user, finger: nil)
+        let results = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            let code = (try? fixture.authenticate(answers: ["1357"]).code) ?? "ERROR"
+            results.mutate { $0.append(code) }
+        }
+        XCTAssertEqual(results.value.filter { $0 == "PAM_AUTH_ERR" }.count, 20, "\(results.value)")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 5)
+        let reasons = try fixture.store.recentEvents(limit: 100).map(\.reason)
+        XCTAssertEqual(reasons.filter { $0 == "wrong-passcode" }.count, 5, "\(reasons)")
+        XCTAssertEqual(reasons.filter { $0 == "passcode-locked" }.count, 15, "\(reasons)")
     }
 
     /// 50 wrong passcodes at once raise the counter by exactly 50.

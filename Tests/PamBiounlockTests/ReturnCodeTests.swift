@@ -8,6 +8,9 @@ import BiounlockSensors
 /// the built build/pam_biounlock.so in a separate process (pam-harness).
 final class ReturnCodeTests: XCTestCase {
     var fixture: ModuleFixture!
+
+    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
+    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")

@@ -129,6 +129,12 @@ public protocol AuthStore: AnyObject {
     /// Adds one wrong passcode to the user's consecutive counter (atomically); returns the new count.
     @discardableResult
     func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) -> Int
+    /// Counts one passcode attempt *before* it is checked, in one atomic statement that refuses
+    /// (returns false, counts nothing) while the passcode lockout runs. A success resets the
+    /// count. So attempts made at the same time can never get more guesses than the lockout allows.
+    func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool
+    /// Notes when the last failure happened (the count was taken by reservePasscodeAttempt).
+    func recordLastFailure(user: String, at time: Int64) throws(StoreFailure)
     /// Resets the counters a success clears: a finger clears the biometric counter; a passcode
     /// (or the password, seen through pam_sm_setcred) clears both -- as on a phone, the passcode
     /// unlocks biometrics -- and records the boot and enrolled set it was entered in.

@@ -311,7 +311,7 @@ public final class PolicyChain {
         case (_, .ended(let reason)):
             return Decision(.unavailable, reason)
         case (.biometricsOrPasscode, .typedTooLong) where user.passcode != nil:
-            countPasscodeFailure(user: user.name, store: store)
+            if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
             return Decision(.denied, .passcodeTooLong, method: .passcode)
         case (_, .typedTooLong):
             return Decision(.unavailable, .passcodeTooLong)
@@ -341,7 +341,7 @@ public final class PolicyChain {
             // Enter alone is a choice, not a failure: move on to the password at once.
             return Decision(.unavailable, .passcodeDeclined, method: .passcode)
         case .tooLong:
-            countPasscodeFailure(user: user.name, store: store)
+            if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
             say(request, notice: Messages.passcodeTooLong)
             return Decision(.denied, .passcodeTooLong, method: .passcode)
         case .answer(let typed):
@@ -354,6 +354,7 @@ public final class PolicyChain {
         // A pattern is compared in its canonical form; one that breaks the rules cannot match,
         // but costs the same Argon2id work as any wrong passcode.
         let secret = stored.kind.normalized(typed) ?? typed
+        if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
         do {
             if try Passcode.verify(secret, against: stored.hash) {
                 recordSuccess(user: user.name, method: .passcode)
@@ -363,18 +364,33 @@ public final class PolicyChain {
             logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
             return Decision(.unavailable, .passcodeUnusable, method: .passcode)
         }
-        countPasscodeFailure(user: user.name, store: store)
+        do { try store.recordLastFailure(user: user.name, at: clock.now()) } catch {
+            logger.log(.error, "cannot record the time of a wrong passcode for \(user.name): \(error)")
+        }
         say(request, notice: Messages.wrongPasscode)
         return Decision(.denied, .wrongPasscode, method: .passcode)
     }
 
+    /// Counts the attempt before any hashing, atomically refusing it while the lockout runs (see
+    /// AuthStore.reservePasscodeAttempt): nil to go on, or the decision that ends the attempt.
+    /// An attempt that cannot be counted is not made: fall back to the password.
+    func reservePasscodeAttempt(user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision? {
+        do {
+            if try store.reservePasscodeAttempt(user: user.name, at: clock.now(), threshold: options.passcodeLockout) { return nil }
+        } catch {
+            logger.log(.error, "cannot count the passcode attempt of \(user.name): \(error)")
+            return Decision(.unavailable, .storeUnavailable, method: .passcode)
+        }
+        // Locked by attempts made meanwhile (the check at the start saw it open).
+        let now = clock.now()
+        if let fresh = try? store.loadUser(user.name), case .locked(let until?) = Lockouts.passcode(fresh, options: options, now: now) {
+            say(request, exchange: Messages.passcodeLocked(timeLeft: until &- now), isError: true)
+        }
+        return Decision(.denied, .passcodeLocked, method: .passcode)
+    }
+
     // MARK: bookkeeping
 
-    func countPasscodeFailure(user: String, store: AuthStore) {
-        do { try store.recordPasscodeFailure(user: user, at: clock.now()) } catch {
-            logger.log(.error, "cannot record wrong passcode for \(user): \(error)")
-        }
-    }
 
     /// A success resets counters; run() writes it together with the audit event.
     func recordSuccess(user: String, method: AuthMethod) {

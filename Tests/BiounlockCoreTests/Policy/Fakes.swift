@@ -48,6 +48,20 @@ final class MemoryStore: AuthStore {
         users[user]?.passcodeFailureAt = time
         return users[user]?.passcodeFailures ?? 0
     }
+    func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool {
+        if failWrites { throw StoreFailure("disk full") }
+        guard var record = users[user] else { return false }
+        var options = Options()
+        options.passcodeLockout = threshold
+        guard Lockouts.passcode(record, options: options, now: time) == .open else { return false }
+        record.passcodeFailures += 1
+        record.passcodeFailureAt = time
+        users[user] = record
+        return true
+    }
+    func recordLastFailure(user: String, at time: Int64) throws(StoreFailure) {
+        users[user]?.lastFailure = time
+    }
     func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
         if failWrites { throw StoreFailure("disk full") }
         users[user]?.biometricFailures = 0

@@ -205,8 +205,24 @@ final class PolicyChainTests: XCTestCase {
         store.failWrites = true
         conversation.replies = [Self.secret("2468")]
         let sensor = ScriptedSensor([.noMatch, .match(.rightIndex)])
-        XCTAssertEqual(run(sensor).outcome, .success(.passcode), "the decision stands although nothing can be written")
+        XCTAssertEqual(run(sensor), Decision(.unavailable, .storeUnavailable, method: .passcode),
+                       "a passcode attempt that cannot be counted is not made either: the password decides")
         XCTAssertEqual(sensor.verifyCalls, 1, "no second guess after an uncounted failure")
+    }
+
+    /// Attempts made at the same moment each read "not locked"; the count taken before hashing
+    /// still stops them at the threshold (scripts/bench found 64 parallel guesses all checked).
+    func testAttemptsThatRaceTheLockoutAreRefusedByTheAtomicCount() {
+        options.passcodeLockout = 2
+        store.users["alice"]?.passcodeFailures = 1
+        store.users["alice"]?.passcodeFailureAt = clock.seconds
+        let stale = store.users["alice"]! // what every concurrent attempt read at its start
+        store.users["alice"]?.passcodeFailures = 2 // another attempt counted meanwhile: locked now
+        let chain = PolicyChain(options: options, conversation: conversation, logger: logger, sensors: ScriptedSensors(sensor: nil),
+                                openStore: { .success(self.store) }, clock: clock)
+        let decision = chain.checkPasscode(Secret(bytes: Array("2468".utf8))!, user: stale, request: AuthRequest(user: "alice", service: "sudo"), store: store)
+        XCTAssertEqual(decision, Decision(.denied, .passcodeLocked, method: .passcode), "even the right PIN is not checked")
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 2, "a refused attempt is not counted")
     }
 
     func testAuditEventHoldsNoSecret() throws {
