@@ -59,9 +59,11 @@ public enum PasscodeRequirement {
 }
 
 /// "4 min", "1 h 5 min", "30 s": time left, rounded up to the minute past one minute.
+/// Total over Int64: a stored failure time near Int64.max (a damaged store) read with a clock
+/// near 1970 (a board without a real-time clock) must not trap inside sudo.
 public func describeTimeLeft(_ seconds: Int64) -> String {
     if seconds < 60 { return "\(max(seconds, 1)) s" }
-    let minutes = (seconds + 59) / 60
+    let minutes = seconds / 60 + (seconds % 60 == 0 ? 0 : 1)
     if minutes < 60 { return "\(minutes) min" }
     let hours = minutes / 60, rest = minutes % 60
     return rest == 0 ? "\(hours) h" : "\(hours) h \(rest) min"

@@ -58,6 +58,8 @@ final class LockoutTests: XCTestCase {
         XCTAssertNil(parseDuration("m")); XCTAssertNil(parseDuration("1w"))
         XCTAssertEqual(formatDuration(72 * 3600), "3d"); XCTAssertEqual(formatDuration(90), "90s")
         XCTAssertEqual(describeTimeLeft(30), "30 s"); XCTAssertEqual(describeTimeLeft(61), "2 min"); XCTAssertEqual(describeTimeLeft(3900), "1 h 5 min")
+        XCTAssertEqual(describeTimeLeft(120), "2 min"); XCTAssertEqual(describeTimeLeft(.min), "1 s")
+        XCTAssertEqual(describeTimeLeft(.max), "2562047788015215 h 31 min", "no overflow (Fuzz/corpus/store/crash-time-left-overflow)")
     }
 
     func testNewOptionsParse() {
