@@ -153,13 +153,13 @@ final class ModuleFixture {
     /// `wrapper` runs the harness through another command (prlimit, unshare, valgrind, strace…).
     func authenticate(_ user: String = ModuleFixture.enrolledUser, service: String = "biotest", answers: [String] = [],
                       touches: [SimCommand] = [], extra: [String] = [], environment: [String: String] = [:],
-                      wrapper: [String] = [], timeout: TimeInterval = 60) throws -> Transaction {
+                      wrapper: [String] = [], timeout: TimeInterval = 60, touchWait: Int = 5000) throws -> Transaction {
         let finger = DispatchGroup()
         if !touches.isEmpty {
             let path = socket
             finger.enter()
             Thread.detachNewThread {
-                for t in touches { _ = SimulatedFinger.send(t, to: path, waitMilliseconds: 5000) }
+                for t in touches { _ = SimulatedFinger.send(t, to: path, waitMilliseconds: touchWait) }
                 finger.leave()
             }
         }
