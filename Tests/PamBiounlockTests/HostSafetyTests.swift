@@ -7,7 +7,8 @@ import BiounlockSensors
 /// Host safety (docs/SECURITY.md, item 6): the module runs inside sudo, login and sshd, so after
 /// a transaction the host's signal handlers, signal mask, rlimits, umask, cwd, threads,
 /// descriptors and environment are as they were; many transactions in one process neither crash
-/// nor grow; the same handle may authenticate again, end unused, or fork.
+/// nor grow; the same handle may authenticate again, end unused, or fork; and the PAM path is
+/// clean under valgrind memcheck.
 final class HostSafetyTests: XCTestCase {
     var fixture: ModuleFixture!
     let user = ModuleFixture.enrolledUser
@@ -77,5 +78,27 @@ final class HostSafetyTests: XCTestCase {
         XCTAssertEqual(rss.count, 2)
         XCTAssertLessThan(rss[1] - rss[0], 2048, "resident memory grew by \(rss[1] - rss[0]) KiB over 9,000 transactions")
         XCTAssertEqual(try fixture.store.recentEvents(limit: 20_000).count, 10_000, "every transaction audited")
+    }
+
+    /// The module's path under valgrind memcheck: no invalid access, no use of uninitialised
+    /// memory, nothing definitely or indirectly lost. (The static Swift runtime keeps its
+    /// metadata caches for the life of the process: "still reachable", which is not a leak.)
+    func testThePamPathIsCleanUnderValgrind() throws {
+        let suppressions = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Harness/valgrind.supp").path
+        let valgrind = ["/usr/bin/valgrind", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect",
+                        "--suppressions=\(suppressions)", "-q"]
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: valgrind[0]), "valgrind is missing (scripts/deps installs it)")
+        let cases: [(name: String, answers: [String], touches: [SimCommand])] = [
+            ("touch", [], [touch]),
+            ("wrong finger, then a wrong PIN", ["1357"], [wrong, .unplug]),
+            ("a failed conversation", ["@FAIL"], [.unplug]),
+        ]
+        for c in cases {
+            let t = try fixture.authenticate(answers: c.answers, touches: c.touches, extra: ["--setcred"], wrapper: valgrind,
+                                             timeout: 180, touchWait: 60_000)
+            XCTAssertEqual(t.raw.status, 0, "\(c.name):\n\(t.raw.stderr)")
+            XCTAssertNotEqual(t.code, "NONE", "\(c.name): \(t.raw.stdout)")
+        }
     }
 }
