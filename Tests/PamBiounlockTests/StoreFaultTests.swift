@@ -126,6 +126,15 @@ final class StoreFaultTests: XCTestCase {
         XCTAssertEqual(touched.code, "PAM_SUCCESS", "the decision stands")
         logged(touched, "cannot write audit event")
 
+        for pin in [ModuleFixture.pin, "1357"] {
+            let t = try transaction([pin], touches: [.unplug], wrapper: readOnly)
+            XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL", "PIN \(pin): not checked, the stack moves on to the password")
+            logged(t, "cannot count the passcode attempt")
+        }
+        let wrongFinger = try transaction([ModuleFixture.pin], touches: [wrong], wrapper: readOnly)
+        XCTAssertEqual(wrongFinger.code, "PAM_AUTHINFO_UNAVAIL", "an uncounted wrong finger ends the finger step, and the PIN is not checked")
+        logged(wrongFinger, "cannot record failed match")
+
         release(holder)
         let unheld = try transaction([ModuleFixture.pin], wrapper: readOnly)
         XCTAssertEqual(unheld.code, "PAM_AUTHINFO_UNAVAIL")
@@ -142,6 +151,12 @@ final class StoreFaultTests: XCTestCase {
         let touched = try transaction(touches: [touch])
         XCTAssertEqual(touched.code, "PAM_SUCCESS", "reading is not blocked; the success stands")
         logged(touched, "database is locked")
+
+        let pin = try transaction([ModuleFixture.pin], touches: [.unplug])
+        XCTAssertEqual(pin.code, "PAM_AUTHINFO_UNAVAIL", "the attempt cannot be counted within 2 s: not checked")
+        XCTAssertLessThan(pin.elapsed, 20, "bounded: each write waits at most the busy timeout")
+        release(holder)
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0)
     }
 
     /// A store in rollback-journal mode (made or changed by another tool) cannot even be read
@@ -188,5 +203,9 @@ final class StoreFaultTests: XCTestCase {
         XCTAssertEqual(touched.code, "PAM_SUCCESS", "the decision stands: \(touched.raw.stdout)")
         logged(touched, "cannot write audit event: sqlite3_step failed: database or disk is full")
         logged(touched, "cannot record success")
+
+        let pin = try transaction([ModuleFixture.pin], touches: [.unplug], service: "full", wrapper: inFullDisk)
+        XCTAssertEqual(pin.code, "PAM_AUTHINFO_UNAVAIL", "the attempt cannot be counted: not checked")
+        logged(pin, "cannot count the passcode attempt")
     }
 }

@@ -331,6 +331,18 @@ public final class PolicyChain {
 
     func checkPasscode(_ typed: Secret, user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision {
         guard let stored = user.passcode else { return Decision(.unavailable, .noPasscode) }
+        do { try Passcode.checkUsable(stored.hash) } catch {
+            logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
+            return Decision(.unavailable, .passcodeUnusable, method: .passcode)
+        }
+        // Count the attempt before checking it: a guess that cannot be counted (store read-only,
+        // disk full, write lock held past the busy timeout, RLIMIT_FSIZE, the process killed
+        // after the check) would be a free guess, so it is not checked at all and the stack moves
+        // on to the password. A right passcode clears the count again (recordSuccess).
+        do { try store.recordPasscodeFailure(user: user.name, at: clock.now()) } catch {
+            logger.log(.error, "cannot count the passcode attempt of \(user.name), so it is not checked: \(error)")
+            return Decision(.unavailable, .storeUnavailable, method: .passcode)
+        }
         // A pattern is compared in its canonical form; one that breaks the rules cannot match,
         // but costs the same Argon2id work as any wrong passcode.
         let secret = stored.kind.normalized(typed) ?? typed
@@ -340,10 +352,9 @@ public final class PolicyChain {
                 return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
             }
         } catch {
-            logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
+            // Unreachable after checkUsable; an unusable hash never grants anything.
             return Decision(.unavailable, .passcodeUnusable, method: .passcode)
         }
-        countPasscodeFailure(user: user.name, store: store)
         say(request, notice: Messages.wrongPasscode)
         return Decision(.denied, .wrongPasscode, method: .passcode)
     }

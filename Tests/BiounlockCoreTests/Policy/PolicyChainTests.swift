@@ -188,8 +188,27 @@ final class PolicyChainTests: XCTestCase {
         store.failWrites = true
         conversation.replies = [Self.secret("2468")]
         let sensor = ScriptedSensor([.noMatch, .match(.rightIndex)])
-        XCTAssertEqual(run(sensor).outcome, .success(.passcode), "the decision stands although nothing can be written")
+        XCTAssertEqual(run(sensor).outcome, .unavailable, "nor is the passcode checked: it could not be counted either")
         XCTAssertEqual(sensor.verifyCalls, 1, "no second guess after an uncounted failure")
+    }
+
+    /// Every passcode attempt is counted before it is checked: one that cannot be counted would be
+    /// a free guess (a read-only or full store, a lock held too long, RLIMIT_FSIZE set by the caller).
+    func testAPasscodeAttemptThatCannotBeCountedIsNotChecked() {
+        store.failWrites = true
+        for pin in ["2468", "1357"] {
+            conversation.replies = [Self.secret(pin)]
+            let decision = run(ScriptedSensor([.timedOut]))
+            XCTAssertEqual(decision.outcome, .unavailable, "PIN \(pin)")
+            XCTAssertEqual(decision.reason, .storeUnavailable)
+        }
+        XCTAssertTrue(logger.text.contains("cannot count the passcode attempt of alice, so it is not checked"), logger.text)
+        XCTAssertFalse(conversation.transcript.contains("ERROR: Wrong passcode."))
+    }
+
+    func testAMatchThatCannotBeRecordedStillSucceeds() {
+        store.failWrites = true
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint), "the decision stands")
     }
 
     func testAuditEventHoldsNoSecret() throws {
