@@ -30,7 +30,7 @@ final class StoreFaultTests: XCTestCase {
     }
 
     func logged(_ t: Transaction, _ text: String, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertTrue(t.syslog.contains { $0.contains(text) }, "syslog should say '\(text)':\n\(t.syslog.joined(separator: "\n"))", file: file, line: line)
+        XCTAssertTrue(t.syslog.contains { $0.contains(text) }, "syslog should say '\(text)':\n\(t.raw.stdout)", file: file, line: line)
     }
 
     /// A process that holds the store open (as a concurrent transaction or the CLI would) after
@@ -65,6 +65,34 @@ final class StoreFaultTests: XCTestCase {
         guard p.isRunning else { return }
         try? (p.standardInput as? Pipe)?.fileHandleForWriting.close()
         p.waitUntilExit()
+    }
+
+    // MARK: durability
+
+    /// A passcode attempt is counted before it is checked, and that count is on disk -- not just
+    /// in the WAL in the page cache -- before the Argon2id check starts: a power cut right after a
+    /// wrong guess cannot take the guess back. (Commits are otherwise synchronous=NORMAL; the
+    /// counter's writer syncs the WAL itself once the write lock is released.)
+    func testAPasscodeAttemptIsOnDiskBeforeItIsChecked() throws {
+        fixture.closeStore()
+        let trace = fixture.dir + "/strace.out"
+        let t = try fixture.authenticate(answers: ["1357"], touches: [.unplug], extra: ["--count-argon2"],
+                                         wrapper: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=openat,pwrite64,fsync,fdatasync,write", "-o", trace])
+        XCTAssertEqual(t.code, "PAM_AUTH_ERR", t.raw.stdout + t.raw.stderr)
+        // Each line: "PID  call(args) = result"; keep "call(args) = result".
+        let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map { line -> String in
+            String(line.drop { $0 != " " }).trimmingCharacters(in: .whitespaces)
+        }
+        let walDescriptors = Set(calls.filter { $0.hasPrefix("openat(") && $0.contains("\(fixture.storePath)-wal\"") }
+            .compactMap { $0.split(separator: "=").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } })
+        XCTAssertFalse(walDescriptors.isEmpty, "the WAL was opened")
+        func touchesWAL(_ call: String, _ prefixes: [String]) -> Bool {
+            prefixes.contains { p in walDescriptors.contains { call.hasPrefix("\(p)(\($0),") || call.hasPrefix("\(p)(\($0))") } }
+        }
+        let check = try XCTUnwrap(calls.firstIndex { $0.hasPrefix("write(1, \"ARGON2: verify") }, "the passcode was checked")
+        let counted = try XCTUnwrap(calls[..<check].lastIndex { touchesWAL($0, ["pwrite64"]) }, "the attempt was written to the WAL first")
+        XCTAssertTrue(calls[counted..<check].contains { touchesWAL($0, ["fsync", "fdatasync"]) },
+                      "the WAL was synced between counting and checking:\n" + calls[counted...check].joined(separator: "\n"))
     }
 
     // MARK: missing, empty, truncated, garbage, newer
@@ -169,7 +197,8 @@ final class StoreFaultTests: XCTestCase {
         let t = try transaction()
         XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(t.messages, [])
-        logged(t, "store unavailable: sqlite3_step failed: database is locked")
+        logged(t, "store unavailable")
+        logged(t, "database is locked")
     }
 
     // MARK: disk full
