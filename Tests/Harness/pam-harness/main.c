@@ -5,7 +5,7 @@
  *   pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]
  *               [--rhost HOST] [--tty TTY] [--env NAME=VALUE]...
  *               [--syslog] [--count-argon2] [--close-std] [--fail-messages]
- *               [--host-check] [--cycles N] [--auth-count N] [--no-auth] [--fork]
+ *               [--host-check] [--cycles N] [--auth-count N] [--no-auth] [--fork] [--time]
  *
  * Conversation: every message is printed as "INFO: ...", "ERROR: ...", "PROMPT_OFF: ..." or
  * "PROMPT_ON: ..."; prompts take the next --answer in order. Special answers:
@@ -40,6 +40,7 @@
  *   --no-auth       pam_start and pam_end only
  *   --fork          after authenticating, fork: the child runs pam_setcred and pam_end
  *                   (PAM_DATA_SILENT) and exits; prints "FORK: child exit STATUS"
+ *   --time          print "TIME: MS" for each pam_authenticate (monotonic clock, milliseconds)
  */
 #define _GNU_SOURCE
 #include <security/pam_appl.h>
@@ -56,6 +57,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 static FILE *out;
@@ -340,7 +342,7 @@ int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL;
     const char *env[16];
     int env_count = 0;
-    int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0;
+    int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0, timed = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--confdir") == 0 && i + 1 < argc) confdir = argv[++i];
         else if (strcmp(argv[i], "--service") == 0 && i + 1 < argc) service = argv[++i];
@@ -360,6 +362,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--auth-count") == 0 && i + 1 < argc) auth_count = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-auth") == 0) auth_count = 0;
         else if (strcmp(argv[i], "--fork") == 0) do_fork = 1;
+        else if (strcmp(argv[i], "--time") == 0) timed = 1;
         else { fprintf(stderr, "pam-harness: unknown or incomplete argument %s\n", argv[i]); return 64; }
     }
     if (!confdir || !service || !user || cycles < 1 || auth_count < 0) {
@@ -394,7 +397,11 @@ int main(int argc, char **argv) {
         for (int i = 0; i < env_count; i++) pam_putenv(pamh, env[i]);
         rc = PAM_ABORT;
         for (int a = 0; a < auth_count; a++) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
             rc = pam_authenticate(pamh, flags);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (timed) say("TIME: %.3f\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
             say("RESULT %d %s\n", rc, code_name(rc));
             if (host_check) { char when[64]; snprintf(when, sizeof when, "pam_authenticate %d", a + 1); compare(&before, when); }
         }
