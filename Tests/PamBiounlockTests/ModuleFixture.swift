@@ -135,7 +135,7 @@ final class ModuleFixture {
     /// The passcode-required rules are off unless a test turns them on; lid and logind are read
     /// from the fixture's own directories so the host's state never leaks in.
     /// The README's control line, for stacks where the password module really follows.
-    static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die]"
+    static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die]"
 
     func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true, after: String? = nil,
                  control: String = "[success=done ignore=ignore default=die]") throws {
