@@ -85,10 +85,12 @@ let package = Package(
 
         // Test harness: a C program that runs one real PAM transaction through libpam's
         // pam_start_confdir with scripted conversation answers (used by the module tests).
+        // It defines syslog's and libsodium's Argon2id entry points itself to observe the module
+        // (--syslog, --count-argon2), so they must be in its dynamic symbol table.
         .executableTarget(
             name: "pam-harness",
             path: "Tests/Harness/pam-harness",
-            linkerSettings: [.linkedLibrary("pam")]
+            linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("dl"), .unsafeFlags(["-Xlinker", "--export-dynamic"])]
         ),
 
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),

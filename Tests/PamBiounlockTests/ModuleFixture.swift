@@ -69,6 +69,20 @@ struct Transaction {
     let messages: [String]
     let elapsed: TimeInterval
     let raw: ProcessResult
+
+    /// The text of the harness's "PREFIX: text" lines: SYSLOG (with --syslog), ARGON2
+    /// (--count-argon2), PROBE, HOST (--host-check), FORK.
+    func lines(_ prefix: String) -> [String] {
+        raw.stdout.split(separator: "\n").filter { $0.hasPrefix(prefix + ": ") }.map { String($0.dropFirst(prefix.count + 2)) }
+    }
+
+    /// What the module logged (needs `--syslog`), without libpam's own lines.
+    var syslog: [String] { lines("SYSLOG").filter { $0.hasPrefix("pam_biounlock(") } }
+
+    /// Every result, in order (several with --auth-count).
+    var codes: [String] {
+        raw.stdout.split(separator: "\n").filter { $0.hasPrefix("RESULT ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
+    }
 }
 
 /// A private world for one test: a trusted temp directory with a store, a sim socket path and
@@ -84,7 +98,20 @@ final class ModuleFixture {
     var storePath: String { dir + "/db/biounlock.db" }
     var socket: String { dir + "/sim" }
     var confdir: String { dir + "/pam.d" }
-    let store: Store
+
+    /// The test's own connection to the store, opened on first use. While it is open, SQLite
+    /// keeps the -wal and -shm files; `closeStore()` lets the module find the store as it does in
+    /// production, with nobody else holding it.
+    var store: Store {
+        get throws {
+            if let connection { return connection }
+            let opened = try Store.open(path: storePath, mode: .administer)
+            connection = opened
+            return opened
+        }
+    }
+    private var connection: Store?
+    func closeStore() { connection = nil }
     /// The sensor's module arguments (the simulated sensor unless a test picks libfprint).
     lazy var sensorArguments = "sensor=simulated sim_socket=\(socket)"
     /// Where `touches` are sent: the simulated sensor's socket, or a virtual_device's.
@@ -95,7 +122,7 @@ final class ModuleFixture {
         guard let p = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         dir = String(cString: p)
         try FileManager.default.createDirectory(atPath: dir + "/pam.d", withIntermediateDirectories: false)
-        store = try Store.open(path: dir + "/db/biounlock.db", mode: .administer)
+        _ = try store
     }
 
     deinit { try? FileManager.default.removeItem(atPath: dir) }
@@ -115,7 +142,7 @@ final class ModuleFixture {
     /// The passcode-required rules are off unless a test turns them on; lid and logind are read
     /// from the fixture's own directories so the host's state never leaks in.
     /// The README's control line, for stacks where the password module really follows.
-    static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die]"
+    static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die]"
 
     func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true, after: String? = nil,
                  control: String = "[success=done ignore=ignore default=die]") throws {
@@ -130,16 +157,18 @@ final class ModuleFixture {
     }
 
     /// Runs pam_authenticate for `user`, with `touches` sent to the simulated sensor meanwhile.
+    /// `wrapper` runs the harness through another command (prlimit, unshare, valgrind, strace…).
     func authenticate(_ user: String = ModuleFixture.enrolledUser, service: String = "biotest", answers: [String] = [],
                       touches: [SimCommand] = [], extra: [String] = [], environment: [String: String] = [:],
-                      touchSocket: String? = nil, rawTouches: [String] = [], fingerWaitMilliseconds: Int = 5000) throws -> Transaction {
+                      touchSocket: String? = nil, rawTouches: [String] = [],
+                      wrapper: [String] = [], timeout: TimeInterval = 60, touchWait: Int = 5000) throws -> Transaction {
         let finger = DispatchGroup()
         let commands = rawTouches.map { Array($0.utf8) } + touches.map(\.bytes)
         if !commands.isEmpty {
             let path = touchSocket ?? self.touchSocket
             finger.enter()
             Thread.detachNewThread {
-                for c in commands { _ = SimulatedFinger.send(bytes: c, to: path, waitMilliseconds: fingerWaitMilliseconds) }
+                for c in commands { _ = SimulatedFinger.send(bytes: c, to: path, waitMilliseconds: touchWait) }
                 finger.leave()
             }
         }
@@ -148,13 +177,16 @@ final class ModuleFixture {
         let start = Date()
         // A fixed environment: an SSH_CONNECTION inherited from whoever runs the tests must not
         // turn every transaction into a "remote session".
-        let result = try runProcess(harnessPath, args + extra, environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }, timeout: 60)
+        let command = wrapper + [harnessPath] + args + extra
+        let result = try runProcess(command[0], Array(command.dropFirst()),
+                                    environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }, timeout: timeout)
         let elapsed = Date().timeIntervalSince(start)
         finger.wait()
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let code = lines.last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
         // pam_debug (the PAM_IGNORE marker) announces itself; that line is not the module's.
-        let messages = lines.filter { !$0.hasPrefix("RESULT ") && !$0.hasPrefix("SETCRED ") && !$0.hasPrefix("HOST ") && $0 != "INFO: auth=try_again" }
+        let conversation = ["INFO: ", "ERROR: ", "PROMPT_OFF: ", "PROMPT_ON: ", "OTHER: "]
+        let messages = lines.filter { line in conversation.contains { line.hasPrefix($0) } && line != "INFO: auth=try_again" }
         return Transaction(code: code, messages: messages,
                            elapsed: elapsed, raw: result)
     }

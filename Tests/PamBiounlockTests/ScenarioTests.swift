@@ -103,7 +103,7 @@ final class ScenarioTests: XCTestCase {
             let label = "[\(backend.rawValue)] \(scenario.name)"
             let t = try fixture.authenticate(answers: scenario.answers, touches: scenario.touches, extra: ["--check-host"],
                                              environment: scenario.environment ?? [:], touchSocket: scenario.touchSocket?(fixture),
-                                             fingerWaitMilliseconds: scenario.touchSocket == nil ? 5000 : 1500)
+                                             touchWait: scenario.touchSocket == nil ? 5000 : 1500)
             // The host's signal dispositions and mask are as before; no helper is left running or unreaped.
             XCTAssertTrue(t.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(label): \(t.raw.stdout)")
             XCTAssertEqual(t.code, scenario.code, "\(label): \(t.raw.stdout)")

@@ -143,7 +143,7 @@ sandbox_write_config() {
     cat >"$SANDBOX_DIR/etc/pam.d/sudo" <<EOF
 #%PAM-1.0
 # biounlock sandbox: touch the reader or type the biounlock PIN; Enter alone -> Unix password.
-auth    [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore default=die] $module $args
+auth    [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore default=die] $module $args
 auth    required    pam_unix.so
 account required    pam_unix.so
 session required    pam_permit.so

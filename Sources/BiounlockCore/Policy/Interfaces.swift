@@ -123,10 +123,12 @@ public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible 
 /// What the policy chain needs from the store during one transaction.
 public protocol AuthStore: AnyObject {
     func loadUser(_ name: String) throws(StoreFailure) -> UserRecord?
-    /// Adds one failed match to the user's consecutive counter (atomically); returns the new count.
+    /// Adds one failed match to the user's consecutive counter (atomically); returns the new count
+    /// once it would survive a power loss.
     @discardableResult
     func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) -> Int
-    /// Adds one wrong passcode to the user's consecutive counter (atomically); returns the new count.
+    /// Adds one passcode attempt to the user's consecutive counter (atomically); returns the new
+    /// count once it would survive a power loss.
     @discardableResult
     func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) -> Int
     /// Counts one passcode attempt *before* it is checked, in one atomic statement that refuses

@@ -351,17 +351,26 @@ public final class PolicyChain {
 
     func checkPasscode(_ typed: Secret, user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision {
         guard let stored = user.passcode else { return Decision(.unavailable, .noPasscode) }
+        do { try Passcode.checkUsable(stored.hash) } catch {
+            logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
+            return Decision(.unavailable, .passcodeUnusable, method: .passcode)
+        }
+        // Count the attempt before checking it, atomically refused while the lockout runs: a guess
+        // that cannot be counted (store read-only, disk full, write lock held past the busy
+        // timeout, RLIMIT_FSIZE, the process killed after the check) would be a free guess, so it
+        // is not checked at all and the stack moves on to the password; guesses made at the same
+        // moment cannot outrun the lockout. A right passcode clears the count (recordSuccess).
+        if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
         // A pattern is compared in its canonical form; one that breaks the rules cannot match,
         // but costs the same Argon2id work as any wrong passcode.
         let secret = stored.kind.normalized(typed) ?? typed
-        if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
         do {
             if try Passcode.verify(secret, against: stored.hash) {
                 recordSuccess(user: user.name, method: .passcode)
                 return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
             }
         } catch {
-            logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
+            // Unreachable after checkUsable; an unusable hash never grants anything.
             return Decision(.unavailable, .passcodeUnusable, method: .passcode)
         }
         do { try store.recordLastFailure(user: user.name, at: clock.now()) } catch {

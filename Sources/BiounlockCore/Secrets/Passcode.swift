@@ -89,12 +89,18 @@ public enum Passcode {
         return (memory, passes)
     }
 
-    /// Checks `secret` against an encoded hash in constant time (libsodium's verify).
-    /// Returns false for a wrong secret; throws when the stored hash is unusable.
-    public static func verify(_ secret: Secret, against encoded: String) throws(Failure) -> Bool {
+    /// Throws when a stored hash cannot be used (not Argon2id, malformed, or costing more than the
+    /// module will spend), without doing any Argon2id work.
+    public static func checkUsable(_ encoded: String) throws(Failure) {
         guard ensureInitialised() else { throw .sodiumInit }
         guard encoded.utf8.count < Int(crypto_pwhash_strbytes()), let cost = cost(of: encoded) else { throw .malformedHash }
         guard cost.memoryKiB <= maximumMemLimitKiB, cost.passes <= maximumOpsLimit, cost.passes >= 1 else { throw .costTooHigh }
+    }
+
+    /// Checks `secret` against an encoded hash in constant time (libsodium's verify).
+    /// Returns false for a wrong secret; throws when the stored hash is unusable.
+    public static func verify(_ secret: Secret, against encoded: String) throws(Failure) -> Bool {
+        try checkUsable(encoded)
         var hashChars = Array(encoded.utf8CString)
         let rc: Int32 = secret.withCChars { chars, count in
             crypto_pwhash_str_verify(&hashChars, chars, UInt64(count))

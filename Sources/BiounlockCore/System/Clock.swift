@@ -42,15 +42,17 @@ public struct Deadline: Sendable {
 }
 
 /// ISO 8601 UTC text for a stored time ("2026-11-30T06:30:00Z"), without Foundation.
+/// Total over Int64 (stored times come from the store, which may be damaged): gmtime_r fails past
+/// year 2^31 + 1900, and the year is computed in Int because tm_year + 1900 can exceed Int32.
 public func iso8601(_ seconds: Int64) -> String {
     var t = time_t(seconds)
     var parts = tm()
     guard gmtime_r(&t, &parts) != nil else { return "\(seconds)" }
-    func pad(_ n: Int32, _ width: Int) -> String {
+    func pad(_ n: some BinaryInteger, _ width: Int) -> String {
         let s = String(n)
         return String(repeating: "0", count: max(0, width - s.count)) + s
     }
-    return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+    return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
         + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
 }
 

@@ -69,8 +69,13 @@ public enum SessionProbe {
         var seen = 0
         while seen < 16, let entry = readdir(dir) {
             seen += 1
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            // Read the name where readdir left it, up to its NUL: copying d_name out (256 bytes)
+            // and scanning the copy branched on the uninitialised bytes after the name
+            // (valgrind memcheck, HostSafetyTests).
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { field in
+                field.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: field.pointee)) {
+                    String(cString: $0)
+                }
             }
             if name.hasPrefix(".") { continue }
             if case .success(let state) = readSmallFile(path + "/" + name + "/state"), state.contains("closed") {

@@ -60,6 +60,8 @@ final class LockoutTests: XCTestCase {
         XCTAssertFalse(describeTimeLeft(Int64.max).isEmpty, "no overflow")
         XCTAssertEqual(describeTimeLeft(Int64.min), "1 s")
         XCTAssertEqual(describeTimeLeft(30), "30 s"); XCTAssertEqual(describeTimeLeft(61), "2 min"); XCTAssertEqual(describeTimeLeft(3900), "1 h 5 min")
+        XCTAssertEqual(describeTimeLeft(120), "2 min"); XCTAssertEqual(describeTimeLeft(.min), "1 s")
+        XCTAssertEqual(describeTimeLeft(.max), "878400 h", "no overflow, clamped to 100 years (Fuzz/corpus/store/crash-time-left-overflow)")
     }
 
     func testNewOptionsParse() {

@@ -225,6 +225,25 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(store.users["alice"]?.passcodeFailures, 2, "a refused attempt is not counted")
     }
 
+    /// Every passcode attempt is counted before it is checked: one that cannot be counted would be
+    /// a free guess (a read-only or full store, a lock held too long, RLIMIT_FSIZE set by the caller).
+    func testAPasscodeAttemptThatCannotBeCountedIsNotChecked() {
+        store.failWrites = true
+        for pin in ["2468", "1357"] {
+            conversation.replies = [Self.secret(pin)]
+            let decision = run(ScriptedSensor([.timedOut]))
+            XCTAssertEqual(decision.outcome, .unavailable, "PIN \(pin)")
+            XCTAssertEqual(decision.reason, .storeUnavailable)
+        }
+        XCTAssertTrue(logger.text.contains("cannot count the passcode attempt of alice"), logger.text)
+        XCTAssertFalse(conversation.transcript.contains("ERROR: Wrong passcode."))
+    }
+
+    func testAMatchThatCannotBeRecordedStillSucceeds() {
+        store.failWrites = true
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint), "the decision stands")
+    }
+
     func testAuditEventHoldsNoSecret() throws {
         conversation.replies = [Self.secret("2468")]
         _ = run(ScriptedSensor([.timedOut]))

@@ -4,6 +4,8 @@
  *
  *   pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]
  *               [--rhost HOST] [--tty TTY] [--env NAME=VALUE]...
+ *               [--syslog] [--count-argon2] [--close-std] [--fail-messages]
+ *               [--host-check] [--cycles N] [--auth-count N] [--no-auth] [--fork] [--time]
  *
  * Conversation: every message is printed as "INFO: ...", "ERROR: ...", "PROMPT_OFF: ..." or
  * "PROMPT_ON: ..."; prompts take the next --answer in order. Special answers:
@@ -11,23 +13,65 @@
  *   @NORESP  PAM_SUCCESS with a NULL response array
  *   @FAIL    the conversation returns PAM_CONV_ERR
  *   @BIG     1 MiB of 'a'
- * When the answers run out, prompts get a NULL text (like libpamtest).
+ *   @NUL:AB  the bytes A, NUL, B (what a caller that reads binary input passes on)
+ *   @HEX:..  the bytes given in hex (e.g. @HEX:c328ff for invalid UTF-8)
+ * When the answers run out, prompts get a NULL text (like libpamtest). With --fail-messages the
+ * conversation also fails every informational and error message. --user @NONE starts without a
+ * user, so that pam_get_user asks for one (the first answer).
+ * An info message "@PROBE" (a `pam_echo.so @PROBE` line after the module) is answered by
+ * "PROBE: user=<PAM_USER> authtok=set|unset", read inside the module stack, where libpam lets
+ * PAM_AUTHTOK be read.
  * The last line is "RESULT <code> <NAME>"; with --setcred also "SETCRED <code> <NAME>".
  *
- * Host checks (a PAM module must leave its host as it found it):
- *   --check-host        after pam_end, print "HOST signals=unchanged|changed:N mask=unchanged|changed
- *                       children=none|running|zombie" (signal dispositions and mask compared with
- *                       before pam_start; children the module left behind)
- *   --sigchld reap      act like hosts that reap every child in a SIGCHLD handler (waitpid(-1))
- *   --sigchld ignore    act like hosts that ignore SIGCHLD (children are reaped by the kernel)
+ * Test options:
+ *   --syslog        print what the module logs (pam_syslog) as "SYSLOG: <text>" instead of
+ *                   sending it to syslog (the harness defines syslog's entry points itself)
+ *   --count-argon2  print "ARGON2: hash m=KIB t=PASSES" / "ARGON2: verify m=KIB t=PASSES" for
+ *                   each Argon2id computation the module asks libsodium for
+ *   --close-std     run the transaction with descriptors 0, 1 and 2 closed (output goes to a
+ *                   copy of stdout kept at a high descriptor)
+ *   --host-check    give the process distinctive host state (signal handlers, signal mask, umask,
+ *                   cwd, rlimits), then after every pam_authenticate and after pam_end print
+ *                   "HOST: unchanged after X" or "HOST: X changed <what>" (also threads, open
+ *                   descriptors and their close-on-exec flags, the environment)
+ *   --cycles N      run the whole transaction N times in this process; conversation output is
+ *                   not printed; prints "RSS: warm=KB end=KB" and "RESULTS: NAME=COUNT ..."
+ *   --auth-count N  call pam_authenticate N times on one handle
+ *   --no-auth       pam_start and pam_end only
+ *   --fork          after authenticating, fork: the child runs pam_setcred and pam_end
+ *                   (PAM_DATA_SILENT) and exits; prints "FORK: child exit STATUS"
+ *   --time          print "TIME: MS" for each pam_authenticate (monotonic clock, milliseconds)
+ *   --check-host    after pam_end, print "HOST signals=unchanged|changed:N mask=unchanged|changed
+ *                   children=none|running|zombie" (signal dispositions and mask compared with before
+ *                   pam_start; children the module left behind) -- the libfprint helper's checks
+ *   --sigchld reap  act like hosts that reap every child in a SIGCHLD handler (waitpid(-1))
+ *   --sigchld ignore  act like hosts that ignore SIGCHLD (children are reaped by the kernel)
  */
+#define _GNU_SOURCE
 #include <security/pam_appl.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
-#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+static FILE *out;
+static int quiet = 0;
+static int capture_syslog = 0;
+static int fail_messages = 0;
+static int count_argon2 = 0;
+static pam_handle_t *current = NULL;
 
 static const char *answers[64];
 static int answer_count = 0;
@@ -54,60 +98,253 @@ static const char *code_name(int code) {
     }
 }
 
+static void say(const char *fmt, ...) {
+    if (quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fflush(out);
+}
+
+/* ---- syslog: the module logs through pam_syslog, which calls these ---- */
+
+static void log_line(int priority, const char *fmt, va_list ap) {
+    if (!capture_syslog) {
+        void (*real)(int, const char *, va_list) = (void (*)(int, const char *, va_list))dlsym(RTLD_NEXT, "vsyslog");
+        if (real) real(priority, fmt, ap);
+        return;
+    }
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) return;
+    say("SYSLOG: %s\n", text);
+    free(text);
+}
+
+void syslog(int priority, const char *fmt, ...) { va_list ap; va_start(ap, fmt); log_line(priority, fmt, ap); va_end(ap); }
+void vsyslog(int priority, const char *fmt, va_list ap) { log_line(priority, fmt, ap); }
+void __syslog_chk(int priority, int flag, const char *fmt, ...) { (void)flag; va_list ap; va_start(ap, fmt); log_line(priority, fmt, ap); va_end(ap); }
+void __vsyslog_chk(int priority, int flag, const char *fmt, va_list ap) { (void)flag; log_line(priority, fmt, ap); }
+
+/* ---- Argon2id: count the work the module asks libsodium for ---- */
+
+static void *sodium(const char *name) {
+    void *lib = dlopen("libsodium.so.23", RTLD_NOW | RTLD_NOLOAD);
+    void *f = lib ? dlsym(lib, name) : NULL;
+    if (!f) { fprintf(stderr, "pam-harness: cannot find %s in libsodium\n", name); abort(); }
+    return f;
+}
+
+int crypto_pwhash_str_alg(char *out_hash, const char *passwd, unsigned long long len,
+                          unsigned long long opslimit, size_t memlimit, int alg) {
+    if (count_argon2) say("ARGON2: hash m=%zu t=%llu\n", memlimit / 1024, opslimit);
+    int (*real)(char *, const char *, unsigned long long, unsigned long long, size_t, int) =
+        (int (*)(char *, const char *, unsigned long long, unsigned long long, size_t, int))sodium("crypto_pwhash_str_alg");
+    return real(out_hash, passwd, len, opslimit, memlimit, alg);
+}
+
+int crypto_pwhash_str_verify(const char *hash, const char *passwd, unsigned long long len) {
+    if (count_argon2) {
+        unsigned long m = 0, t = 0;
+        const char *params = strstr(hash, "$m=");
+        if (params) sscanf(params, "$m=%lu,t=%lu", &m, &t);
+        say("ARGON2: verify m=%lu t=%lu\n", m, t);
+    }
+    int (*real)(const char *, const char *, unsigned long long) =
+        (int (*)(const char *, const char *, unsigned long long))sodium("crypto_pwhash_str_verify");
+    return real(hash, passwd, len);
+}
+
+/* ---- the conversation ---- */
+
+static char *decode_answer(const char *answer) {
+    if (strcmp(answer, "@BIG") == 0) {
+        size_t size = 1 << 20;
+        char *r = malloc(size + 1);
+        if (r) { memset(r, 'a', size); r[size] = 0; }
+        return r;
+    }
+    if (strncmp(answer, "@NUL:", 5) == 0) {
+        /* A C string cannot carry the NUL past itself: the module sees what comes before it. */
+        size_t n = strlen(answer + 5);
+        char *r = calloc(n + 2, 1);
+        if (r && n > 0) { r[0] = answer[5]; memcpy(r + 2, answer + 6, n - 1); }
+        return r;
+    }
+    if (strncmp(answer, "@HEX:", 5) == 0) {
+        size_t n = strlen(answer + 5) / 2;
+        char *r = calloc(n + 1, 1);
+        for (size_t i = 0; r && i < n; i++) {
+            unsigned v = 0;
+            sscanf(answer + 5 + 2 * i, "%2x", &v);
+            r[i] = (char)v;
+        }
+        return r;
+    }
+    return strdup(answer);
+}
+
 static int conversation(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
     (void)data;
-    struct pam_response *out = calloc((size_t)n, sizeof *out);
-    if (!out) return PAM_BUF_ERR;
+    struct pam_response *r = calloc((size_t)n, sizeof *r);
+    if (!r) return PAM_BUF_ERR;
     for (int i = 0; i < n; i++) {
         const char *text = msg[i]->msg ? msg[i]->msg : "(null)";
+        if (fail_messages && (msg[i]->msg_style == PAM_TEXT_INFO || msg[i]->msg_style == PAM_ERROR_MSG)) {
+            say("FAILED: %s\n", text);
+            for (int j = 0; j < i; j++) free(r[j].resp);
+            free(r);
+            return PAM_CONV_ERR;
+        }
         switch (msg[i]->msg_style) {
-        case PAM_TEXT_INFO: printf("INFO: %s\n", text); break;
-        case PAM_ERROR_MSG: printf("ERROR: %s\n", text); break;
-        case PAM_PROMPT_ECHO_OFF:
-        case PAM_PROMPT_ECHO_ON: {
-            printf("%s: %s\n", msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ? "PROMPT_OFF" : "PROMPT_ON", text);
-            const char *answer = next_answer < answer_count ? answers[next_answer++] : NULL;
-            if (answer && strcmp(answer, "@FAIL") == 0) { free(out); fflush(stdout); return PAM_CONV_ERR; }
-            if (answer && strcmp(answer, "@NORESP") == 0) { free(out); *resp = NULL; fflush(stdout); return PAM_SUCCESS; }
-            if (answer && strcmp(answer, "@BIG") == 0) {
-                size_t size = 1 << 20;
-                out[i].resp = malloc(size + 1);
-                if (out[i].resp) { memset(out[i].resp, 'a', size); out[i].resp[size] = 0; }
-            } else if (answer && strcmp(answer, "@NULL") != 0) {
-                out[i].resp = strdup(answer);
+        case PAM_TEXT_INFO:
+            if (strcmp(text, "@PROBE") == 0 && current) {
+                const void *user = NULL, *token = NULL;
+                pam_get_item(current, PAM_USER, &user);
+                int rc = pam_get_item(current, PAM_AUTHTOK, &token);
+                say("PROBE: user=%s authtok=%s\n", user ? (const char *)user : "(null)",
+                    rc == PAM_SUCCESS && token ? "set" : "unset");
+            } else {
+                say("INFO: %s\n", text);
             }
             break;
+        case PAM_ERROR_MSG: say("ERROR: %s\n", text); break;
+        case PAM_PROMPT_ECHO_OFF:
+        case PAM_PROMPT_ECHO_ON: {
+            say("%s: %s\n", msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ? "PROMPT_OFF" : "PROMPT_ON", text);
+            const char *answer = next_answer < answer_count ? answers[next_answer++] : NULL;
+            if (answer && strcmp(answer, "@FAIL") == 0) { for (int j = 0; j < i; j++) free(r[j].resp); free(r); return PAM_CONV_ERR; }
+            if (answer && strcmp(answer, "@NORESP") == 0) { for (int j = 0; j < i; j++) free(r[j].resp); free(r); *resp = NULL; return PAM_SUCCESS; }
+            if (answer && strcmp(answer, "@NULL") != 0) r[i].resp = decode_answer(answer);
+            break;
         }
-        default: printf("OTHER: %s\n", text); break;
+        default: say("OTHER: %s\n", text); break;
         }
     }
-    fflush(stdout);
-    *resp = out;
+    *resp = r;
     return PAM_SUCCESS;
 }
 
-static struct sigaction dispositions[NSIG];
+/* ---- host state: what a module must leave as it found it ---- */
 
-static void snapshot(struct sigaction *out) {
-    for (int s = 1; s < NSIG; s++) {
-        memset(&out[s], 0, sizeof out[s]);
-        sigaction(s, NULL, &out[s]);
+struct host_state {
+    struct sigaction actions[NSIG];
+    sigset_t mask;
+    struct rlimit limits[RLIM_NLIMITS];
+    mode_t umask;
+    char cwd[4096];
+    int threads;
+    char fds[1024];      /* 0 closed, 1 open, 2 open with FD_CLOEXEC */
+    unsigned long env;   /* a hash of the environment */
+};
+
+static void snapshot(struct host_state *s) {
+    memset(s, 0, sizeof *s);
+    for (int sig = 1; sig < NSIG; sig++) sigaction(sig, NULL, &s->actions[sig]);
+    sigprocmask(SIG_BLOCK, NULL, &s->mask);
+    for (int r = 0; r < RLIM_NLIMITS; r++) getrlimit(r, &s->limits[r]);
+    s->umask = umask(0);
+    umask(s->umask);
+    if (!getcwd(s->cwd, sizeof s->cwd)) strcpy(s->cwd, "?");
+    FILE *status = fopen("/proc/self/status", "re");
+    char line[256];
+    while (status && fgets(line, sizeof line, status)) sscanf(line, "Threads: %d", &s->threads);
+    if (status) fclose(status);
+    for (int fd = 0; fd < 1024; fd++) {
+        int flags = fcntl(fd, F_GETFD);
+        s->fds[fd] = flags < 0 ? 0 : (flags & FD_CLOEXEC) ? 2 : 1;
     }
+    extern char **environ;
+    unsigned long h = 5381;
+    for (char **e = environ; e && *e; e++) for (const char *c = *e; *c; c++) h = h * 33 + (unsigned char)*c;
+    s->env = h;
 }
 
-static int changed_dispositions(void) {
-    struct sigaction now[NSIG];
-    snapshot(now);
+static void compare(const struct host_state *a, const char *when) {
+    struct host_state b;
+    snapshot(&b);
     int changed = 0;
-    for (int s = 1; s < NSIG; s++) {
-        int masks_differ = 0;
-        /* Only the kernel's 64 signals: glibc leaves the rest of sa_mask uninitialised. */
-        for (int m = 1; m < NSIG; m++)
-            if (sigismember(&now[s].sa_mask, m) != sigismember(&dispositions[s].sa_mask, m)) masks_differ = 1;
-        if (now[s].sa_handler != dispositions[s].sa_handler || now[s].sa_flags != dispositions[s].sa_flags || masks_differ) changed++;
+    for (int sig = 1; sig < NSIG; sig++) {
+        const struct sigaction *x = &a->actions[sig], *y = &b.actions[sig];
+        /* sa_mask is compared signal by signal: glibc copies only the kernel's part of it. */
+        int same_mask = 1;
+        for (int m = 1; m < NSIG; m++) same_mask &= sigismember(&x->sa_mask, m) == sigismember(&y->sa_mask, m);
+        if (x->sa_handler != y->sa_handler || x->sa_flags != y->sa_flags || !same_mask) {
+            say("HOST: %s changed the action of signal %d (%s)\n", when, sig, strsignal(sig));
+            changed = 1;
+        }
     }
-    return changed;
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sigismember(&a->mask, sig) != sigismember(&b.mask, sig)) {
+            say("HOST: %s changed the signal mask (signal %d)\n", when, sig);
+            changed = 1;
+        }
+    }
+    for (int r = 0; r < RLIM_NLIMITS; r++) {
+        if (a->limits[r].rlim_cur != b.limits[r].rlim_cur || a->limits[r].rlim_max != b.limits[r].rlim_max) {
+            say("HOST: %s changed resource limit %d\n", when, r);
+            changed = 1;
+        }
+    }
+    if (a->umask != b.umask) { say("HOST: %s changed the umask %03o -> %03o\n", when, a->umask, b.umask); changed = 1; }
+    if (strcmp(a->cwd, b.cwd) != 0) { say("HOST: %s changed the cwd %s -> %s\n", when, a->cwd, b.cwd); changed = 1; }
+    if (a->threads != b.threads) { say("HOST: %s changed the thread count %d -> %d\n", when, a->threads, b.threads); changed = 1; }
+    for (int fd = 0; fd < 1024; fd++) {
+        if (a->fds[fd] == b.fds[fd]) continue;
+        char link[64], target[512] = "?";
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n >= 0) target[n] = 0;
+        say("HOST: %s changed descriptor %d (%s -> %s) %s\n", when, fd,
+            a->fds[fd] == 0 ? "closed" : a->fds[fd] == 2 ? "cloexec" : "open",
+            b.fds[fd] == 0 ? "closed" : b.fds[fd] == 2 ? "cloexec" : "open", b.fds[fd] ? target : "");
+        changed = 1;
+    }
+    if (a->env != b.env) { say("HOST: %s changed the environment\n", when); changed = 1; }
+    if (!changed) say("HOST: unchanged after %s\n", when);
 }
+
+static void host_handler(int sig) { (void)sig; }
+
+/* State no module should touch, distinct from every default, so a module that "resets"
+   something is caught as surely as one that changes it. */
+static void make_host_distinctive(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = host_handler;
+    sa.sa_flags = SA_RESTART;
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+    sigaction(SIGXFSZ, &sa, NULL);
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR2);
+    sigaddset(&block, SIGALRM);
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    umask(0027);
+    if (chdir("/") != 0) perror("chdir");
+    struct rlimit nofile;
+    getrlimit(RLIMIT_NOFILE, &nofile);
+    if (nofile.rlim_max >= 1000) { nofile.rlim_cur = 1000; setrlimit(RLIMIT_NOFILE, &nofile); }
+    struct rlimit core = { 0, 0 };
+    getrlimit(RLIMIT_CORE, &core);
+    core.rlim_cur = 0;
+    setrlimit(RLIMIT_CORE, &core);
+}
+
+static long rss_kb(void) {
+    FILE *status = fopen("/proc/self/status", "re");
+    char line[256];
+    long kb = -1;
+    while (status && fgets(line, sizeof line, status)) sscanf(line, "VmRSS: %ld", &kb);
+    if (status) fclose(status);
+    return kb;
+}
+
+/* ---- --check-host / --sigchld: children and signals around a transaction ---- */
 
 static void reap_every_child(int sig) {
     (void)sig;
@@ -116,11 +353,30 @@ static void reap_every_child(int sig) {
     errno = saved;
 }
 
+static void report_host(const struct host_state *before) {
+    struct host_state now;
+    snapshot(&now);
+    int changed = 0, mask_changed = 0;
+    for (int sig = 1; sig < NSIG; sig++) {
+        const struct sigaction *x = &before->actions[sig], *y = &now.actions[sig];
+        int same_mask = 1;
+        for (int m = 1; m < NSIG; m++) same_mask &= sigismember(&x->sa_mask, m) == sigismember(&y->sa_mask, m);
+        if (x->sa_handler != y->sa_handler || x->sa_flags != y->sa_flags || !same_mask) changed++;
+        if (sigismember(&before->mask, sig) != sigismember(&now.mask, sig)) mask_changed = 1;
+    }
+    int status;
+    pid_t child = waitpid(-1, &status, WNOHANG);
+    const char *children = child > 0 ? "zombie" : child == 0 ? "running" : "none";
+    if (changed) say("HOST signals=changed:%d", changed); else say("HOST signals=unchanged");
+    say(" mask=%s children=%s\n", mask_changed ? "changed" : "unchanged", children);
+}
+
 int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL;
     const char *env[16];
     int env_count = 0;
-    int flags = 0, setcred = 0, check_host = 0;
+    int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0, timed = 0;
+    int check_host = 0;
     const char *sigchld = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--confdir") == 0 && i + 1 < argc) confdir = argv[++i];
@@ -132,52 +388,101 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--rhost") == 0 && i + 1 < argc) rhost = argv[++i];
         else if (strcmp(argv[i], "--tty") == 0 && i + 1 < argc) tty = argv[++i];
         else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc && env_count < 16) env[env_count++] = argv[++i];
+        else if (strcmp(argv[i], "--syslog") == 0) capture_syslog = 1;
+        else if (strcmp(argv[i], "--count-argon2") == 0) count_argon2 = 1;
+        else if (strcmp(argv[i], "--fail-messages") == 0) fail_messages = 1;
+        else if (strcmp(argv[i], "--close-std") == 0) close_std = 1;
+        else if (strcmp(argv[i], "--host-check") == 0) host_check = 1;
+        else if (strcmp(argv[i], "--cycles") == 0 && i + 1 < argc) cycles = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--auth-count") == 0 && i + 1 < argc) auth_count = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-auth") == 0) auth_count = 0;
+        else if (strcmp(argv[i], "--fork") == 0) do_fork = 1;
+        else if (strcmp(argv[i], "--time") == 0) timed = 1;
         else if (strcmp(argv[i], "--check-host") == 0) check_host = 1;
         else if (strcmp(argv[i], "--sigchld") == 0 && i + 1 < argc) sigchld = argv[++i];
         else { fprintf(stderr, "pam-harness: unknown or incomplete argument %s\n", argv[i]); return 64; }
     }
-    if (!confdir || !service || !user) {
+    if (!confdir || !service || !user || cycles < 1 || auth_count < 0) {
         fprintf(stderr, "usage: pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]\n");
         return 64;
     }
-    if (sigchld) {
+    if (strcmp(user, "@NONE") == 0) user = NULL;
+    out = stdout;
+    if (close_std) {
+        int keep = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 100);
+        out = keep >= 0 ? fdopen(keep, "w") : NULL;
+        if (!out) return 70;
+        close(0); close(1); close(2);
+    }
+    if (sigchld && strcmp(sigchld, "reap") == 0) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sigemptyset(&sa.sa_mask);
+        sa.sa_handler = reap_every_child;
         sa.sa_flags = SA_RESTART;
-        if (strcmp(sigchld, "reap") == 0) sa.sa_handler = reap_every_child;
-        else if (strcmp(sigchld, "ignore") == 0) sa.sa_handler = SIG_IGN;
-        else { fprintf(stderr, "pam-harness: --sigchld takes reap or ignore\n"); return 64; }
         sigaction(SIGCHLD, &sa, NULL);
+    } else if (sigchld && strcmp(sigchld, "ignore") == 0) {
+        signal(SIGCHLD, SIG_IGN);
+    } else if (sigchld) {
+        fprintf(stderr, "pam-harness: --sigchld takes reap or ignore\n");
+        return 64;
     }
-    sigset_t mask_before, mask_after;
-    sigprocmask(SIG_BLOCK, NULL, &mask_before);
-    snapshot(dispositions);
-    struct pam_conv conv = { conversation, NULL };
-    pam_handle_t *pamh = NULL;
-    int rc = pam_start_confdir(service, user, &conv, confdir, &pamh);
-    if (rc != PAM_SUCCESS) { printf("START %d %s\n", rc, code_name(rc)); return 2; }
-    if (rhost) pam_set_item(pamh, PAM_RHOST, rhost);
-    if (tty) pam_set_item(pamh, PAM_TTY, tty);
-    for (int i = 0; i < env_count; i++) pam_putenv(pamh, env[i]);
-    rc = pam_authenticate(pamh, flags);
-    printf("RESULT %d %s\n", rc, code_name(rc));
-    if (setcred) {
-        int cr = pam_setcred(pamh, PAM_ESTABLISH_CRED);
-        printf("SETCRED %d %s\n", cr, code_name(cr));
+    struct host_state before;
+    if (host_check) make_host_distinctive();
+    if (host_check || check_host) snapshot(&before);
+
+    int counts[64] = { 0 };
+    long warm_rss = -1;
+    int warmup = cycles >= 10 ? cycles / 10 : 0;
+    int rc = PAM_SUCCESS;
+    for (int cycle = 0; cycle < cycles; cycle++) {
+        quiet = cycles > 1 && cycle < cycles - 1;
+        next_answer = 0;
+        struct pam_conv conv = { conversation, NULL };
+        pam_handle_t *pamh = NULL;
+        rc = pam_start_confdir(service, user, &conv, confdir, &pamh);
+        if (rc != PAM_SUCCESS) { fprintf(out, "START %d %s\n", rc, code_name(rc)); return 2; }
+        current = pamh;
+        if (rhost) pam_set_item(pamh, PAM_RHOST, rhost);
+        if (tty) pam_set_item(pamh, PAM_TTY, tty);
+        for (int i = 0; i < env_count; i++) pam_putenv(pamh, env[i]);
+        rc = PAM_ABORT;
+        for (int a = 0; a < auth_count; a++) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            rc = pam_authenticate(pamh, flags);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (timed) say("TIME: %.3f\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+            say("RESULT %d %s\n", rc, code_name(rc));
+            if (host_check) { char when[64]; snprintf(when, sizeof when, "pam_authenticate %d", a + 1); compare(&before, when); }
+        }
+        if (auth_count > 0) counts[rc & 63]++;
+        if (setcred) {
+            int cr = pam_setcred(pamh, PAM_ESTABLISH_CRED);
+            say("SETCRED %d %s\n", cr, code_name(cr));
+        }
+        if (do_fork) {
+            fflush(out);
+            pid_t child = fork();
+            if (child == 0) {
+                pam_setcred(pamh, PAM_ESTABLISH_CRED);
+                _exit(pam_end(pamh, rc | PAM_DATA_SILENT) == PAM_SUCCESS ? 0 : 1);
+            }
+            int status = -1;
+            waitpid(child, &status, 0);
+            say("FORK: child exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        }
+        current = NULL;
+        pam_end(pamh, rc);
+        if (host_check) compare(&before, "pam_end");
+        if (check_host) report_host(&before);
+        if (cycle + 1 == warmup) warm_rss = rss_kb();
     }
-    pam_end(pamh, rc);
-    if (check_host) {
-        int changed = changed_dispositions();
-        sigprocmask(SIG_BLOCK, NULL, &mask_after);
-        int status = 0;
-        pid_t child = waitpid(-1, &status, WNOHANG);
-        const char *children = child == 0 ? "running" : child > 0 ? "zombie" : errno == ECHILD ? "none" : "error";
-        if (changed) printf("HOST signals=changed:%d", changed); else printf("HOST signals=unchanged");
-        int mask_changed = 0;
-        for (int m = 1; m < NSIG; m++)
-            if (sigismember(&mask_before, m) != sigismember(&mask_after, m)) mask_changed = 1;
-        printf(" mask=%s children=%s\n", mask_changed ? "changed" : "unchanged", children);
+    if (cycles > 1) {
+        quiet = 0;
+        say("RSS: warm=%ld end=%ld\n", warm_rss, rss_kb());
+        say("RESULTS:");
+        for (int c = 0; c < 64; c++) if (counts[c]) say(" %s=%d", code_name(c), counts[c]);
+        say("\n");
     }
     return 0;
 }
