@@ -43,7 +43,8 @@ do {
     }
 } catch let error as UsageError {
     Output.error(error.message)
-    Output.errorLine("Usage: \(error.command?.usage ?? "biounlock <command> [arguments]"); see 'biounlock \(error.command?.path.joined(separator: " ") ?? "") --help'.")
+    let help = (["biounlock"] + (error.command?.path ?? []) + ["--help"]).joined(separator: " ")
+    Output.errorLine("Usage: \(error.command?.usage ?? "biounlock <command> [arguments]"); see '\(help)'.")
     status = 64
 } catch let error as CommandFailure {
     Output.error(error.message)

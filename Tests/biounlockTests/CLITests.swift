@@ -57,6 +57,12 @@ final class CLITests: XCTestCase {
         for command in ["enrol", "passcode set", "enable", "disable", "status", "sim scan"] {
             XCTAssertTrue(help.stdout.contains(command), command)
         }
+        for group in [["sim"], ["sim", "--help"], ["passcode"]] {
+            let r = try runProcess(cliPath, group)
+            XCTAssertEqual(r.status, 0, "\(group)")
+            XCTAssertTrue(r.stdout.contains("COMMANDS:"), r.stdout)
+        }
+        XCTAssertTrue(try runProcess(cliPath, ["frobnicate"]).stderr.contains("see 'biounlock --help'"))
         let enrolHelp = try runProcess(cliPath, ["enrol", "--help"])
         XCTAssertEqual(enrolHelp.status, 0)
         XCTAssertTrue(enrolHelp.stdout.contains("USAGE: biounlock enrol USER [--finger F]"), enrolHelp.stdout)

@@ -136,6 +136,13 @@ enum Parser {
             if rest.first == "help", let target = commands.first(where: { Array(rest.dropFirst()).starts(with: $0.path) }) {
                 return .help(target.help)
             }
+            // A command group on its own (`biounlock sim`, `biounlock passcode --help`): its commands.
+            let group = commands.filter { $0.path.count > rest.count && $0.path.starts(with: rest) }
+            if !rest.isEmpty && !group.isEmpty {
+                let lines = group.map { "  " + $0.usage.padding(to: 44) + $0.abstract }
+                return .help((["USAGE: biounlock \(rest.joined(separator: " ")) <command>", "", "COMMANDS:"] + lines
+                              + ["", "Run 'biounlock \(rest.joined(separator: " ")) <command> --help' for details."]).joined(separator: "\n"))
+            }
             throw UsageError("unknown command '\(rest.joined(separator: " "))'")
         }
         if wantsHelp { return .help(spec.help) }
