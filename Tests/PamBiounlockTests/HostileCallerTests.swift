@@ -6,7 +6,8 @@ import BiounlockSensors
 
 /// A hostile caller (docs/SECURITY.md, item 5): everything the invoking user controls -- the
 /// environment, umask, cwd, open descriptors, resource limits, the user name typed -- changes
-/// nothing that matters. PAM_USER is never changed and PAM_AUTHTOK never set on these paths.
+/// nothing that matters. PAM_USER is never changed, and PAM_AUTHTOK is set only for a password
+/// typed at the type-or-touch prompt under policy=biometrics.
 /// (SSH_CONNECTION, SSH_CLIENT and XDG_SESSION_ID are read, on purpose, and can only make the
 /// module skip the finger: PolicyRuleTests.)
 final class HostileCallerTests: XCTestCase {
@@ -179,6 +180,29 @@ final class HostileCallerTests: XCTestCase {
         for (s, service) in cases {
             let t = try fixture.authenticate(s.user, service: service, answers: s.answers, touches: s.touches)
             XCTAssertEqual(t.lines("PROBE"), ["user=\(s.user) authtok=unset"], "\(s.name): \(t.raw.stdout)")
+        }
+    }
+
+    /// The one exception, on a real terminal (script(1) gives the harness a pty as its controlling
+    /// terminal): a password typed at the type-or-touch prompt under policy=biometrics is handed
+    /// to the next module as PAM_AUTHTOK. A biounlock PIN typed there never is, and without the
+    /// type-or-touch prompt (prompt=sequential) nothing is.
+    func testAuthtokIsSetOnlyForAPasswordTypedAtTheTypeOrTouchPrompt() throws {
+        let probe = "auth optional pam_echo.so @PROBE"
+        try fixture.service("policy=biometrics", name: "fingeronly", after: probe, control: "optional")
+        try fixture.service(after: probe, control: "optional")
+        try fixture.service("policy=biometrics prompt=sequential timeout=1", name: "sequential", after: probe, control: "optional")
+        let cases: [(service: String, typed: String, authtok: String)] = [
+            ("fingeronly", "unix-password", "set"),
+            ("biotest", ModuleFixture.pin, "unset"),
+            ("biotest", "1357", "unset"),
+            ("sequential", "unix-password", "unset"),
+        ]
+        for c in cases {
+            let harness = [harnessPath, "--confdir", fixture.confdir, "--service", c.service, "--user", user].joined(separator: " ")
+            let r = try runProcess("/usr/bin/script", ["-qec", harness, "/dev/null"], stdin: c.typed + "\r", timeout: 30)
+            let probed = r.stdout.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("PROBE: ") }
+            XCTAssertEqual(probed, ["PROBE: user=\(user) authtok=\(c.authtok)"], "\(c.service), typed \(c.typed): \(r.stdout)")
         }
     }
 }
