@@ -116,6 +116,16 @@ final class World {
         _ = run(l, "PRAGMA user_version = \(version)")
         let tables = ["users", "service_overrides", "templates"]
         stores = [(strict, s, tables.map { ($0, columns(s, $0)) }), (loose, l, tables.map { ($0, columns(l, $0)) })]
+        atexit { world.remove() }
+    }
+
+    /// Leaves nothing in /dev/shm when the run ends (libFuzzer exits through exit()).
+    func remove() {
+        for store in stores {
+            sqlite3_close(store.db)
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(store.path + suffix) }
+        }
+        rmdir(dir)
     }
 }
 
