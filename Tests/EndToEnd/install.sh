@@ -67,7 +67,7 @@ profile="$d/usr/share/pam-configs/biounlock"
 check "profile: Auth-Type Primary, Priority above pam_unix's 256, Default no" \
     eval 'grep -qx "Auth-Type: Primary" "$profile" && [ "$(sed -n "s/^Priority: //p" "$profile")" -gt 256 ] && grep -qx "Default: no" "$profile"'
 check "profile: the README's control line, with success=end for pam-auth-update to turn into a jump" \
-    grep -qP '^\t\[success=end ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die\]\tpam_biounlock\.so$' "$profile"
+    grep -qP '^\t\[success=end ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die\]\tpam_biounlock\.so$' "$profile"
 
 # ---- uninstall ----
 "$repo/scripts/uninstall" --destdir "$d" >"$tmp/uninstall.log" 2>&1

@@ -310,7 +310,7 @@ final class CLITests: XCTestCase {
             let r = try cli(["doctor", "--pam-dir", pam, "--module", module, "--json"])
             return (r, try json(r))
         }
-        try "auth [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die] pam_biounlock.so\n@include common-auth\n"
+        try "auth [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die] pam_biounlock.so\n@include common-auth\n"
             .write(toFile: pam + "/sudo", atomically: true, encoding: .utf8)
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
         var (r, report) = try doctor()

@@ -23,7 +23,7 @@ public enum PamStackLint {
         }
     }
 
-    public static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die]"
+    public static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die]"
     static let passwordModules: Set<String> = ["pam_unix.so", "pam_sss.so", "pam_ldap.so", "pam_krb5.so", "pam_winbind.so", "pam_systemd_home.so"]
 
     /// Lints every service in `files` (name -> contents) that uses pam_biounlock.so in its auth stack.
@@ -68,6 +68,11 @@ public enum PamStackLint {
                     finding(.problem, "\(code)=\(action): \(meaning) would fail the whole stack instead of falling back to the password",
                             "add \(code)=ignore (recommended: \(recommendedControl))")
                 }
+            }
+            let unknownUser = actions["user_unknown"] ?? actions["default"] ?? "bad"
+            if unknownUser == "die" || unknownUser == "bad" {
+                finding(.warning, "user_unknown=\(unknownUser): a name that is not a user gets no password prompt, so a login prompt tells which names exist",
+                        "add user_unknown=ignore")
             }
             let unknown = actions["module_unknown"] ?? actions["default"] ?? "bad"
             if unknown == "die" || unknown == "bad" {

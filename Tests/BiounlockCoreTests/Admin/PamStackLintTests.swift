@@ -7,7 +7,7 @@ final class PamStackLintTests: XCTestCase {
         auth requisite pam_deny.so
         auth required pam_permit.so
         """
-    let good = "auth [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die] pam_biounlock.so\n@include common-auth\n"
+    let good = "auth [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die] pam_biounlock.so\n@include common-auth\n"
 
     func lint(_ sudo: String, extra: [String: String] = [:]) -> [PamStackLint.Finding] {
         PamStackLint.lint(files: ["sudo": sudo, "common-auth": commonAuth, "login": "@include common-auth\n"].merging(extra) { $1 })
@@ -15,7 +15,7 @@ final class PamStackLintTests: XCTestCase {
 
     func testTheRecommendedStackIsClean() {
         XCTAssertEqual(lint(good), [])
-        XCTAssertEqual(lint("auth \\\n  [success=done ignore=ignore authinfo_unavail=ignore module_unknown=ignore default=die] \\\n pam_biounlock.so  # continued\n@include common-auth\n"), [])
+        XCTAssertEqual(lint("auth \\\n  [success=done ignore=ignore authinfo_unavail=ignore user_unknown=ignore module_unknown=ignore default=die] \\\n pam_biounlock.so  # continued\n@include common-auth\n"), [])
         XCTAssertEqual(lint("auth [success=end default=ignore] /lib/x86_64-linux-gnu/security/pam_biounlock.so\nauth include common-auth\n"), [])
     }
 
@@ -30,7 +30,7 @@ final class PamStackLintTests: XCTestCase {
     func testBracketWithoutFallbackForUnavailable() {
         let f = lint("auth [success=done default=die] pam_biounlock.so\n@include common-auth\n")
         XCTAssertEqual(f.filter { $0.severity == .problem }.count, 2, "authinfo_unavail and ignore both die")
-        XCTAssertEqual(f.filter { $0.severity == .warning }.count, 1, "module_unknown")
+        XCTAssertEqual(f.filter { $0.severity == .warning }.count, 2, "user_unknown and module_unknown")
     }
 
     func testSufficientIsAWarning() {

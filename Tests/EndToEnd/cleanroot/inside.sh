@@ -72,7 +72,7 @@ pam-auth-update --enable biounlock >"$out/pam-enable.log" 2>&1
 check "pam-auth-update --enable biounlock exits 0" test $? -eq 0 -- "$out/pam-enable.log"
 cp /etc/pam.d/common-auth "$out/common-auth.enabled"
 check "enabled: common-auth has biounlock's line with success=end turned into a jump over pam_unix" \
-    grep -qP '^auth\t\[success=2 ignore=ignore authinfo_unavail=ignore maxtries=ignore module_unknown=ignore default=die\]\tpam_biounlock\.so' /etc/pam.d/common-auth \
+    grep -qP '^auth\t\[success=2 ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die\]\tpam_biounlock\.so' /etc/pam.d/common-auth \
     -- "$out/common-auth.enabled"
 check "enabled: pam_biounlock.so comes right before pam_unix.so, and the jump lands on pam_permit" \
     eval 'awk "/^auth/ { n++; m[n] = \$0 } END { for (i = 1; i <= n; i++) if (m[i] ~ /pam_biounlock/) { exit !(m[i+1] ~ /pam_unix/ && m[i+3] ~ /pam_permit/) } exit 1 }" /etc/pam.d/common-auth' \
