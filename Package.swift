@@ -93,12 +93,15 @@ let package = Package(
             linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("dl"), .unsafeFlags(["-Xlinker", "--export-dynamic"])]
         ),
 
+        // Helpers the test targets share (running a built program with a time limit, ...).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: testSettings),
+
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
-        .testTarget(name: "BiounlockStoreTests", dependencies: ["BiounlockStore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "biounlockTests", dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]
 )

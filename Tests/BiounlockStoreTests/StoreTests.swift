@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 import BiounlockCore
 @testable import BiounlockStore
@@ -220,13 +221,6 @@ final class StoreTests: XCTestCase {
     }
 }
 
-final class Locked<T>: @unchecked Sendable {
-    private var _value: T
-    private let lock = NSLock()
-    init(_ value: T) { _value = value }
-    var value: T { lock.lock(); defer { lock.unlock() }; return _value }
-    func mutate(_ body: (inout T) -> Void) { lock.lock(); body(&_value); lock.unlock() }
-}
 
 /// A fresh directory that passes the store's trust checks (root-owned, 0700).
 func makeTrustedTemporaryDirectory() throws -> String {

@@ -10,6 +10,9 @@ import BiounlockSensors
 /// rows (@FAIL, @NULL, @NORESP, no answer, @BIG at the passcode prompt) are in ReturnCodeTests.
 final class ConversationFaultTests: XCTestCase {
     var fixture: ModuleFixture!
+
+    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
+    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
 
     override func setUpWithError() throws {

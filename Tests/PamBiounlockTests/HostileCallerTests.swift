@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 import BiounlockCore
 import BiounlockStore
@@ -12,6 +13,9 @@ import BiounlockSensors
 /// module skip the finger: PolicyRuleTests.)
 final class HostileCallerTests: XCTestCase {
     var fixture: ModuleFixture!
+
+    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
+    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")

@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 
 /// The built module is safe to load into sudo and login: only the PAM entry points exported,

@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 import BiounlockCore
 import BiounlockStore
@@ -14,50 +15,6 @@ let buildDirectory: String = {
 
 let modulePath = buildDirectory + "/pam_biounlock.so"
 let harnessPath = buildDirectory + "/pam-harness"
-
-/// Output of one command run with a time limit.
-struct ProcessResult {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-    let timedOut: Bool
-}
-
-func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
-                timeout: TimeInterval = 30) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    // A child that exits before reading its input (e.g. refused as non-root) must not take the
-    // test process down with SIGPIPE: ignore the signal, and take the write error instead.
-    signal(SIGPIPE, SIG_IGN)
-    if let stdin { try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
-    try? input.fileHandleForWriting.close()
-    // Plain threads, not Dispatch: libdispatch on Linux cannot see threads blocked in read(2)
-    // and would starve when tests run several processes at once.
-    final class Box { var data = Data() }
-    let outData = Box(), errData = Box()
-    let group = DispatchGroup()
-    group.enter(); Thread.detachNewThread { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter(); Thread.detachNewThread { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    let finished = DispatchSemaphore(value: 0)
-    Thread.detachNewThread { process.waitUntilExit(); finished.signal() }
-    var timedOut = false
-    if finished.wait(timeout: .now() + timeout) == .timedOut {
-        timedOut = true
-        kill(process.processIdentifier, SIGKILL)
-        finished.wait()
-    }
-    group.wait()
-    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
-                         stderr: String(decoding: errData.data, as: UTF8.self), timedOut: timedOut)
-}
 
 /// One PAM transaction's result as the harness printed it.
 struct Transaction {

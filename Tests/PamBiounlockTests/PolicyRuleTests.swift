@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 import BiounlockCore
 import BiounlockStore
@@ -191,10 +192,3 @@ final class PolicyRuleTests: XCTestCase {
     }
 }
 
-final class Locked<T>: @unchecked Sendable {
-    private var _value: T
-    private let lock = NSLock()
-    init(_ value: T) { _value = value }
-    var value: T { lock.lock(); defer { lock.unlock() }; return _value }
-    func mutate(_ body: (inout T) -> Void) { lock.lock(); body(&_value); lock.unlock() }
-}

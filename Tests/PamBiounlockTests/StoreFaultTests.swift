@@ -11,6 +11,9 @@ import BiounlockSensors
 /// biounlockTests/KillTests.)
 final class StoreFaultTests: XCTestCase {
     var fixture: ModuleFixture!
+
+    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
+    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")

@@ -11,6 +11,9 @@ import BiounlockSensors
 /// libsodium entry points, on the built module.
 final class TimingTests: XCTestCase {
     var fixture: ModuleFixture!
+
+    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
+    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     /// What Passcode.hash uses by default, and so what every stored hash costs: "m=KiB t=passes".
     let shippedCost = "m=\(Passcode.memLimit / 1024) t=\(Passcode.opsLimit)"

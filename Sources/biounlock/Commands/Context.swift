@@ -41,6 +41,23 @@ struct Context {
         return account
     }
 
+    /// The finger a --finger value names (fprintd's names, or the short forms).
+    func finger(_ name: String) throws(UsageError) -> Finger {
+        guard let finger = Finger(name: name) else {
+            throw UsageError("unknown finger '\(sanitizedForLog(name))'; use one of: \(Finger.allCases.map(\.name).joined(separator: ", "))", command: invocation.spec)
+        }
+        return finger
+    }
+
+    /// The options with --device (if given) applied as fprint_device.
+    func optionsWithDevice() throws(UsageError) -> Options {
+        guard let device = invocation.value("--device") else { return options }
+        guard let o = options.with(key: "fprint_device", value: device) else {
+            throw UsageError("'\(sanitizedForLog(device))' is not a reader name (driver, device id or driver/id)", command: invocation.spec)
+        }
+        return o
+    }
+
     /// A suggested command with the same global options the admin typed.
     func suggest(_ rest: String) -> String {
         (["biounlock"] + invocation.globals.typed + [rest]).joined(separator: " ")

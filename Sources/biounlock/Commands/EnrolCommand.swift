@@ -15,22 +15,13 @@ enum EnrolCommand {
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
         let account = try context.account(invocation.positionals[0])
-        let fingerName = invocation.value("--finger") ?? Finger.default.name
-        guard let finger = Finger(name: fingerName) else {
-            throw UsageError("unknown finger '\(fingerName)'; use one of: \(Finger.allCases.map(\.name).joined(separator: ", "))", command: spec)
-        }
+        let finger = try context.finger(invocation.value("--finger") ?? Finger.default.name)
         var seconds = 60
         if let text = invocation.value("--timeout") {
             guard let n = Int(text), (1...600).contains(n) else { throw UsageError("--timeout takes 1-600 seconds", command: spec) }
             seconds = n
         }
-        var options = context.options
-        if let device = invocation.value("--device") {
-            guard let o = context.options.with(key: "fprint_device", value: device) else {
-                throw UsageError("'\(sanitizedForLog(device))' is not a reader name (driver, device id or driver/id)", command: spec)
-            }
-            options = o
-        }
+        let options = try context.optionsWithDevice()
         let store = try context.openStore()
         let previous = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }?
             .templates.first { $0.finger == finger && $0.sensor == options.sensor }

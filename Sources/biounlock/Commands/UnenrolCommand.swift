@@ -21,20 +21,8 @@ enum UnenrolCommand {
         guard all != (fingerName != nil) else {
             throw UsageError("name one finger with --finger F, or use --all", command: spec)
         }
-        var finger: Finger?
-        if let fingerName {
-            guard let f = Finger(name: fingerName) else {
-                throw UsageError("unknown finger '\(fingerName)'; use one of: \(Finger.allCases.map(\.name).joined(separator: ", "))", command: spec)
-            }
-            finger = f
-        }
-        var options = context.options
-        if let device = invocation.value("--device") {
-            guard let o = context.options.with(key: "fprint_device", value: device) else {
-                throw UsageError("'\(sanitizedForLog(device))' is not a reader name (driver, device id or driver/id)", command: spec)
-            }
-            options = o
-        }
+        let finger = try fingerName.map(context.finger)
+        let options = try context.optionsWithDevice()
         let store = try context.openStore()
         let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
         let doomed = (record?.templates ?? []).filter { finger == nil || $0.finger == finger }

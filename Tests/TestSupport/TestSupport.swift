@@ -1,14 +1,15 @@
+// Shared by the test targets: run a built program with a time limit; share a value between threads.
 import Foundation
 
 /// Output of one command run with a time limit.
-struct ProcessResult {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-    let timedOut: Bool
+public struct ProcessResult {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+    public let timedOut: Bool
 }
 
-func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
+public func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
                 timeout: TimeInterval = 30) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
@@ -44,3 +45,12 @@ func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, env
                          stderr: String(decoding: errData.data, as: UTF8.self), timedOut: timedOut)
 }
 
+
+/// A value shared between threads of a test.
+public final class Locked<T>: @unchecked Sendable {
+    private var _value: T
+    private let lock = NSLock()
+    public init(_ value: T) { _value = value }
+    public var value: T { lock.lock(); defer { lock.unlock() }; return _value }
+    public func mutate(_ body: (inout T) -> Void) { lock.lock(); body(&_value); lock.unlock() }
+}
