@@ -87,9 +87,18 @@ public enum PamStackLint {
             findings.append(Finding(severity: .problem, file: line.file, line: line.line,
                                     message: "\(service): pam_biounlock.so comes after \(unix.moduleName) (\(unix.file):\(unix.line)): the password is asked first",
                                     fix: "move the pam_biounlock.so line before \(unix.moduleName) (or before @include common-auth)"))
-        } else if !later.contains(where: { passwordModules.contains($0.moduleName) }) {
+        } else if let password = later.first(where: { passwordModules.contains($0.moduleName) }) {
+            // Text typed at biounlock's prompt that is not the passcode is handed on as
+            // PAM_AUTHTOK; without try_first_pass/use_first_pass the password module ignores it and
+            // asks again, and people type their password twice.
+            if !password.arguments.contains(where: { $0 == "try_first_pass" || $0 == "use_first_pass" }) {
+                findings.append(Finding(severity: .problem, file: password.file, line: password.line,
+                                        message: "\(service): \(password.moduleName) after pam_biounlock.so has no try_first_pass: the Unix password typed at biounlock's prompt is asked for again",
+                                        fix: "add try_first_pass to that \(password.moduleName) line (pam-auth-update --enable biounlock does it in common-auth)"))
+            }
+        } else {
             finding(.problem, "no password module after pam_biounlock.so: when the finger and passcode cannot be used, nobody can log in",
-                    "add 'auth required pam_unix.so' (or '@include common-auth') after the pam_biounlock.so line")
+                    "add 'auth [success=1 default=ignore] pam_unix.so nullok try_first_pass' after the pam_biounlock.so line")
         }
         if let fprintd = stack.first(where: { $0.moduleName == "pam_fprintd.so" }) {
             findings.append(Finding(severity: .warning, file: fprintd.file, line: fprintd.line,

@@ -1,9 +1,10 @@
 import XCTest
+import Foundation
 @testable import BiounlockCore
 
 final class PamStackLintTests: XCTestCase {
     let commonAuth = """
-        auth [success=1 default=ignore] pam_unix.so nullok
+        auth [success=1 default=ignore] pam_unix.so nullok try_first_pass
         auth requisite pam_deny.so
         auth required pam_permit.so
         """
@@ -44,9 +45,31 @@ final class PamStackLintTests: XCTestCase {
         XCTAssertTrue(none.contains { $0.message.contains("no password module after pam_biounlock.so") }, "\(none)")
     }
 
+    /// The text typed at biounlock's prompt goes on as PAM_AUTHTOK: the password module must take it.
+    func testThePasswordModuleMustTakeTheTypedText() {
+        let debianDefault = "auth [success=1 default=ignore] pam_unix.so nullok\nauth requisite pam_deny.so\nauth required pam_permit.so\n"
+        let f = lint(good, extra: ["common-auth": debianDefault])
+        XCTAssertEqual(f.map(\.severity), [.problem], "\(f)")
+        XCTAssertTrue(f[0].message.contains("has no try_first_pass"), f[0].message)
+        XCTAssertEqual(f[0].file, "common-auth")
+        XCTAssertTrue(f[0].fix.contains("add try_first_pass"))
+        XCTAssertEqual(lint(good, extra: ["common-auth": debianDefault.replacingOccurrences(of: "nullok", with: "nullok use_first_pass")]), [])
+    }
+
     func testFprintdAlsoPresent() {
         let f = lint(good, extra: ["common-auth": "auth [success=2 default=ignore] pam_fprintd.so max-tries=1\n" + commonAuth])
         XCTAssertTrue(f.contains { $0.severity == .warning && $0.message.contains("pam_fprintd.so is also in the auth stack") && $0.file == "common-auth" }, "\(f)")
+    }
+
+    /// The examples the project ships are what doctor recommends.
+    func testTheShippedExamplesAreClean() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("pam.d")
+        var files: [String: String] = [:]
+        for name in ["sudo", "su", "login", "xscreensaver"] {
+            files[name] = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
+        }
+        XCTAssertEqual(PamStackLint.lint(files: files), [])
     }
 
     func testServicesWithoutBiounlockAndIncludeLoopsAreFine() {
