@@ -12,11 +12,13 @@ import BiounlockCore
 ///   "unavailable" (PAM_AUTHINFO_UNAVAIL), never success or ignore.
 /// - The CLI creates the directory 0700 and the file 0600 with O_EXCL before SQLite touches it, so
 ///   the caller's umask never decides the mode. SQLite gives -wal/-shm the database file's mode.
-/// - Waits for locks are bounded by the busy timeout; then the caller falls back.
+/// - Waits for locks are bounded: biounlock's writers queue on the lock file (LockFile, at most
+///   writeQueueWaitMilliseconds), SQLite's lock by the busy timeout; then the caller falls back.
+/// - One user's passcode attempts run one at a time (attemptPasscode), across processes.
 /// - Nobody waits on someone else's fsync: commits are synchronous=NORMAL (in the WAL, durable
 ///   against a crash of the process, not yet against power loss), and the one write that must
 ///   survive a power loss -- a failure count, made before the attempt is checked -- is synced by
-///   its writer after the write lock is released (syncCommits). With an fsync inside every
+///   its writer after the write lock is released (SyncTargets). With an fsync inside every
 ///   commit, 64 concurrent logins on two busy cores queued behind lock holders asleep in fsync
 ///   for more than the busy timeout (Tests/EndToEnd/load.sh).
 public final class Store: AuthStore {
@@ -27,11 +29,35 @@ public final class Store: AuthStore {
         case administer
     }
 
-    /// Longest wait for another writer before giving up (the module then falls back).
+    /// Longest wait for SQLite's write lock (held by a writer outside biounlock's queue, such as
+    /// the sqlite3 tool) before giving up (the module then falls back).
     public static let busyTimeoutMilliseconds: Int32 = 2000
+    /// Longest wait in biounlock's write queue. Longer than the busy timeout: a queue moves as fast
+    /// as its writers commit (a few ms each), and at 64 concurrent logins on two cores busy with
+    /// Argon2id the last in line can wait more than 2 s for a turn that is sure to come.
+    public static let writeQueueWaitMilliseconds: Int64 = 10_000
+    /// Longest wait for the user's passcode lock, held by another attempt of the same user while
+    /// it runs one Argon2id check (about 0.1 s at the shipped cost on an idle core).
+    public static let passcodeLockWaitMilliseconds: Int64 = 20_000
 
     let connection: Connection
     public let path: String
+    /// The lock file's path: the store's, plus "-lock".
+    public var lockPath: String { path + "-lock" }
+    /// Opened on the first write (nil until then, or when it cannot be used).
+    private var lockFile: LockFile?
+    private var lockFileFailure: StoreFailure?
+    /// Whether this connection made the lock file (the CLI) or only opens it.
+    private let createsLockFile: Bool
+    /// How deep in write() this connection is (nested writes join the outer transaction).
+    private var writeDepth = 0
+    /// Set once the queue did not move within its bound: later writes of this transaction use
+    /// SQLite's busy timeout alone, so the host waits for a stuck queue once, not once per write.
+    private var queueStuck = false
+    let clock: Clock = SystemClock()
+    /// The two bounds, per connection (tests shorten them).
+    var writeQueueWait = Store.writeQueueWaitMilliseconds
+    var passcodeLockWait = Store.passcodeLockWaitMilliseconds
 
     /// Audit retention: events older than `maxAgeSeconds` or beyond the newest `maxEvents` go.
     public struct Retention: Sendable {
@@ -46,9 +72,10 @@ public final class Store: AuthStore {
     static let pruneEvery: Int64 = 256
     public static let pruneBatch = 2000
 
-    private init(connection: Connection, path: String) {
+    private init(connection: Connection, path: String, createsLockFile: Bool) {
         self.connection = connection
         self.path = path
+        self.createsLockFile = createsLockFile
     }
 
     public static func open(path: String, mode: Mode) throws(StoreFailure) -> Store {
@@ -62,7 +89,7 @@ public final class Store: AuthStore {
         try check(sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds), "sqlite3_busy_timeout", connection.handle)
         try connection.execute("PRAGMA foreign_keys = ON")
         try connection.execute("PRAGMA synchronous = NORMAL") // see "Nobody waits on someone else's fsync" above
-        let store = Store(connection: connection, path: path)
+        let store = Store(connection: connection, path: path, createsLockFile: mode == .administer)
         let version = try store.schemaVersion()
         switch mode {
         case .authenticate:
@@ -74,6 +101,7 @@ public final class Store: AuthStore {
                 throw StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
             }
         case .administer:
+            _ = try store.openLockFile()
             try store.migrate(from: version)
         }
         return store
@@ -93,7 +121,7 @@ public final class Store: AuthStore {
     /// Why the module must not use the store at `path`, or nil when it may.
     public static func trustProblem(path: String) -> FileTrustProblem? {
         if let problem = TrustedFiles.checkFile(path) { return problem }
-        for suffix in ["-wal", "-shm", "-journal"] {
+        for suffix in ["-wal", "-shm", "-journal", "-lock"] {
             let side = path + suffix
             switch TrustedFiles.checkFile(side) {
             case nil, .missing?: continue
@@ -134,7 +162,7 @@ public final class Store: AuthStore {
             try connection.execute("PRAGMA journal_mode = WAL")
         }
         for index in version..<Schema.currentVersion {
-            try connection.transaction { () throws(StoreFailure) in
+            try write { () throws(StoreFailure) in
                 // Re-read inside the write lock: another process may have migrated meanwhile.
                 guard try schemaVersion() == index else { return }
                 try connection.execute(Schema.migrations[index])
@@ -200,104 +228,217 @@ public final class Store: AuthStore {
             """, user: user, time: time)
     }
 
+    /// What reserve() found in the write transaction.
+    enum Reservation {
+        /// Counted: `failures` now; the counter and clock before, to take the count back.
+        case counted(failures: Int, before: (failures: Int64?, at: Int64?))
+        case locked(until: Int64?)
+        case noRecord
+    }
+
+    /// Counts one passcode attempt unless the lockout runs, deciding with Lockouts (the one
+    /// implementation of the waits) on the row as it is inside the write transaction -- so no
+    /// attempt made at the same time by another process can slip between the test and the count.
+    func reserve(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Reservation {
+        try write { () throws(StoreFailure) -> Reservation in
+            let failures: Int64?, failureAt: Int64?
+            do {
+                let read = try connection.prepare("SELECT passcode_failures, passcode_failure_at FROM users WHERE name = ?").bind([.text(user)])
+                guard try read.step() else { return .noRecord }
+                let row = Row(handle: read.handle)
+                failures = row.int(0)
+                failureAt = row.int(1)
+            }
+            // Read as loadUser reads them, so that `biounlock status` says what this decides.
+            let count = Int(clamping: failures ?? 0)
+            if case .locked(let until) = Lockouts.passcode(failures: count, failureAt: failureAt, threshold: threshold, now: time) {
+                return .locked(until: until)
+            }
+            let next = count == Int.max ? count : count + 1
+            try connection.prepare("UPDATE users SET passcode_failures = ?2, passcode_failure_at = ?3 WHERE name = ?1")
+                .bind([.text(user), .int(next), .int(time)]).run()
+            return .counted(failures: next, before: (failures, failureAt))
+        }
+    }
+
+    /// Takes back a count that could not be made durable (its attempt is not checked).
+    func undo(user: String, before: (failures: Int64?, at: Int64?)) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            try connection.prepare("UPDATE users SET passcode_failures = ?2, passcode_failure_at = ?3 WHERE name = ?1")
+                .bind([.text(user), .optional(before.failures), .optional(before.at)]).run()
+        }
+    }
+
     public func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool {
-        // The lockout test is Lockouts.passcode, written in SQL so it is decided in the same
-        // statement that counts: wait n (1, 5, 15, 60 min...) after the threshold-th failure.
-        let waits = Lockouts.passcodeWaits
-        let stmt = try connection.prepare("""
-            UPDATE users SET passcode_failures = passcode_failures + 1, passcode_failure_at = ?2
-            WHERE name = ?1 AND NOT (passcode_failures >= ?3 AND COALESCE(passcode_failure_at, 0) +
-                CASE passcode_failures - ?3 WHEN 0 THEN ?4 WHEN 1 THEN ?5 WHEN 2 THEN ?6 ELSE ?7 END > ?2)
-            RETURNING passcode_failures
-            """).bind([.text(user), .int(time), .int(threshold), .int(waits[0]), .int(waits[1]), .int(waits[2]), .int(waits[3])])
-        let reserved = try stmt.step()
-        try stmt.run()
-        // The count must survive a power cut before the guess is checked (see syncCommits).
-        if reserved { try syncCommits() }
-        return reserved
+        try withPasscodeLock(user: user) { () throws(StoreFailure) -> Bool in
+            switch try reserveDurably(user: user, at: time, threshold: threshold) {
+            case .counted: return true
+            case .locked, .noRecord: return false
+            }
+        }
+    }
+
+    /// reserve(), then the count made durable before anything is checked (see "Nobody waits on
+    /// someone else's fsync"). A count that cannot be made durable is taken back: either the
+    /// attempt is counted and checked, or neither.
+    func reserveDurably(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Reservation {
+        let sync = try SyncTargets(storePath: path)
+        let reservation = try reserve(user: user, at: time, threshold: threshold)
+        guard case .counted(_, let before) = reservation else { return reservation }
+        do { try sync.sync() } catch {
+            do { try undo(user: user, before: before) } catch {
+                throw StoreFailure("\(error); the attempt stays counted and is not checked")
+            }
+            throw error
+        }
+        return reservation
+    }
+
+    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
+        try withPasscodeLock(user: user) { () throws(StoreFailure) -> PasscodeAttempt in
+            let failures: Int
+            switch try reserveDurably(user: user, at: clock.now(), threshold: threshold) {
+            case .noRecord: throw StoreFailure("\(sanitizedForLog(user)) has no record in \(path)")
+            case .locked(let until): return .locked(until: until)
+            case .counted(let n, _): failures = n
+            }
+            if check() {
+                // Cleared before the lock is released, so the next attempt sees it.
+                do throws(StoreFailure) { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
+                    return .accepted(resetFailure: error)
+                }
+                return .accepted(resetFailure: nil)
+            }
+            do throws(StoreFailure) { try recordLastFailure(user: user, at: clock.now()) } catch {
+                return .rejected(failures: failures, writeFailure: error)
+            }
+            return .rejected(failures: failures, writeFailure: nil)
+        }
+    }
+
+    /// Runs `body` holding `user`'s passcode lock (LockFile), waiting passcodeLockWaitMilliseconds
+    /// at most. Without the lock nothing is counted or checked: the caller falls back.
+    func withPasscodeLock<T>(user: String, _ body: () throws(StoreFailure) -> T) throws(StoreFailure) -> T {
+        let lock = try openLockFile()
+        let byte = LockFile.byte(forUser: user)
+        let deadline = Deadline.after(milliseconds: passcodeLockWait, clock: clock)
+        guard try lock.lock(byte: byte, until: deadline, clock: clock) else {
+            throw StoreFailure("another passcode attempt of \(sanitizedForLog(user)) held \(lockPath) for more than \(passcodeLockWait) ms")
+        }
+        defer { lock.unlock(byte: byte) }
+        return try body()
     }
 
     public func recordLastFailure(user: String, at time: Int64) throws(StoreFailure) {
-        try connection.prepare("UPDATE users SET last_failure = ?2 WHERE name = ?1").bind([.text(user), .int(time)]).run()
+        try write { () throws(StoreFailure) in
+            try connection.prepare("UPDATE users SET last_failure = ?2 WHERE name = ?1").bind([.text(user), .int(time)]).run()
+        }
     }
 
     /// Runs one counter update and returns the new count once it is on disk.
     func countedDurably(_ sql: String, user: String, time: Int64) throws(StoreFailure) -> Int {
-        let count: Int
-        do {
+        // Opened first: with no descriptor left for the sync, nothing is counted (see SyncTargets).
+        let sync = try SyncTargets(storePath: path)
+        let count = try write { () throws(StoreFailure) -> Int in
             let stmt = try connection.prepare(sql).bind([.text(user), .int(time)])
             guard try stmt.step() else { throw StoreFailure("counter update returned no row") }
-            count = Int(clamping: Row(handle: stmt.handle).int(0) ?? 0)
+            let count = Int(clamping: Row(handle: stmt.handle).int(0) ?? 0)
             try stmt.run()
+            return count
         }
-        try syncCommits()
+        try sync.sync()
         return count
     }
 
-    /// Makes every commit so far durable: fsync of the WAL and of its directory (the WAL may have
-    /// just been created), outside any SQLite lock. Without a WAL (a store another tool switched
-    /// to a rollback journal) SQLite has synced the commit itself.
-    func syncCommits() throws(StoreFailure) {
-        for (file, flags) in [(path + "-wal", O_RDONLY), (TrustedFiles.parentDirectory(of: path), O_RDONLY | O_DIRECTORY)] {
-            let fd = Glibc.open(file, flags | O_NOFOLLOW | O_CLOEXEC)
-            if fd < 0 {
-                if errno == ENOENT { return }
-                throw StoreFailure("cannot open \(file) to sync it: \(errnoDescription(errno))")
-            }
-            defer { close(fd) }
-            guard fsync(fd) == 0 else { throw StoreFailure("fsync \(file): \(errnoDescription(errno))") }
-        }
-    }
+    // MARK: the write queue
 
-    public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
-        switch method {
-        case .passcode, .password:
-            try connection.prepare("""
-                UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2, passcode_success_at = ?2,
-                                 passcode_boot_id = ?3, passcode_enrolment_version = enrolment_version
-                WHERE name = ?1
-                """).bind([.text(user), .int(time), .text(bootID)]).run()
-        case .fingerprint, .none:
-            try connection.prepare("UPDATE users SET bio_failures = 0, last_success = ?2 WHERE name = ?1")
-                .bind([.text(user), .int(time)]).run()
-        }
-    }
-
-    public func resetBiometricFailures(user: String) throws(StoreFailure) {
-        try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
-    }
-
-    /// `biounlock reset`: clears the counters (and so the lockouts) an admin names.
-    public func resetCounters(user: String, biometric: Bool, passcode: Bool) throws(StoreFailure) {
-        if biometric {
-            try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
-        }
-        if passcode {
-            try connection.prepare("UPDATE users SET passcode_failures = 0 WHERE name = ?").bind([.text(user)]).run()
-        }
-    }
-
-    public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) {
-        // No write lock within the busy timeout: the writes are dropped (and the caller logs it)
-        // rather than each waiting out the timeout again, so the host waits one timeout at most.
-        try connection.execute("BEGIN IMMEDIATE")
-        writes()
+    /// The lock file, opened (and, for the CLI, created) on first use.
+    func openLockFile() throws(StoreFailure) -> LockFile {
+        if let lockFile { return lockFile }
+        if let lockFileFailure { throw lockFileFailure }
         do {
-            try connection.execute("COMMIT")
+            let opened = try LockFile.open(lockPath, create: createsLockFile)
+            lockFile = opened
+            return opened
         } catch {
-            _ = sqlite3_exec(connection.handle, "ROLLBACK", nil, nil, nil)
+            lockFileFailure = error
             throw error
         }
     }
 
+    /// Runs `body` as one write transaction (BEGIN IMMEDIATE ... COMMIT), first taking a turn in
+    /// biounlock's write queue (LockFile). Writes made inside `body` join this transaction. When
+    /// the lock file cannot be used (a read-only mount, no descriptor left) the write goes
+    /// straight to SQLite's own lock: the queue makes waiting fair, SQLite makes writing safe.
+    func write<T>(_ body: () throws(StoreFailure) -> T) throws(StoreFailure) -> T {
+        if writeDepth > 0 { return try body() }
+        var queued: LockFile?
+        if !queueStuck, let queue = try? openLockFile() {
+            let deadline = Deadline.after(milliseconds: writeQueueWait, clock: clock)
+            switch Result(catching: { () throws(StoreFailure) -> Bool in try queue.lock(byte: LockFile.writeQueueByte, until: deadline, clock: clock) }) {
+            case .success(true): queued = queue
+            case .success(false):
+                queueStuck = true
+                throw StoreFailure("the write queue (\(lockPath)) did not move for \(writeQueueWait) ms")
+            case .failure: break // fcntl refused (e.g. ENOLCK): SQLite's lock alone
+            }
+        }
+        defer { queued?.unlock(byte: LockFile.writeQueueByte) }
+        writeDepth += 1
+        defer { writeDepth -= 1 }
+        return try connection.transaction(immediate: true, body)
+    }
+
+    public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            switch method {
+            case .passcode, .password:
+                try connection.prepare("""
+                    UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2, passcode_success_at = ?2,
+                                     passcode_boot_id = ?3, passcode_enrolment_version = enrolment_version
+                    WHERE name = ?1
+                    """).bind([.text(user), .int(time), .text(bootID)]).run()
+            case .fingerprint, .none:
+                try connection.prepare("UPDATE users SET bio_failures = 0, last_success = ?2 WHERE name = ?1")
+                    .bind([.text(user), .int(time)]).run()
+            }
+        }
+    }
+
+    public func resetBiometricFailures(user: String) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+        }
+    }
+
+    /// `biounlock reset`: clears the counters (and so the lockouts) an admin names.
+    public func resetCounters(user: String, biometric: Bool, passcode: Bool) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            if biometric {
+                try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+            }
+            if passcode {
+                try connection.prepare("UPDATE users SET passcode_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+            }
+        }
+    }
+
+    public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) {
+        // No turn in the queue or no write lock in time: the writes are dropped (and the caller
+        // logs it) rather than each waiting out the bound again, so the host waits once at most.
+        try write { () throws(StoreFailure) in writes() }
+    }
+
     public func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
-        try connection.prepare("""
-            INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """).bind([.int(event.time), .text(event.user), .text(event.service), .text(event.tty), .text(event.rhost),
-                       .text(event.method.rawValue), .text(event.outcome), .text(event.reason)]).run()
-        let id = sqlite3_last_insert_rowid(connection.handle)
-        if id % Store.pruneEvery == 0 {
-            try pruneEvents(now: event.time, newestID: id)
+        try write { () throws(StoreFailure) in
+            try connection.prepare("""
+                INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """).bind([.int(event.time), .text(event.user), .text(event.service), .text(event.tty), .text(event.rhost),
+                           .text(event.method.rawValue), .text(event.outcome), .text(event.reason)]).run()
+            let id = sqlite3_last_insert_rowid(connection.handle)
+            if id % Store.pruneEvery == 0 {
+                try pruneEvents(now: event.time, newestID: id)
+            }
         }
     }
 
@@ -307,9 +448,11 @@ public final class Store: AuthStore {
         let newest = newestID ?? sqlite3_last_insert_rowid(connection.handle)
         let cutoffTime = now &- Int64(retention.maxAgeSeconds)
         let cutoffID = newest &- Int64(retention.maxEvents)
-        try connection.prepare("""
-            DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ?1 OR id <= ?2 ORDER BY id LIMIT ?3)
-            """).bind([.int(cutoffTime), .int(cutoffID), .int(batch)]).run()
+        try write { () throws(StoreFailure) in
+            try connection.prepare("""
+                DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ?1 OR id <= ?2 ORDER BY id LIMIT ?3)
+                """).bind([.int(cutoffTime), .int(cutoffID), .int(batch)]).run()
+        }
     }
 
     // MARK: administration (the CLI's path)
@@ -338,7 +481,7 @@ public final class Store: AuthStore {
 
     /// Turns biometric unlock on or off for `user`, or for one PAM service when `service` is set.
     public func setEnabled(_ enabled: Bool, user: String, service: String?, at time: Int64) throws(StoreFailure) {
-        try connection.transaction { () throws(StoreFailure) in
+        try write { () throws(StoreFailure) in
             try ensureUser(user, at: time)
             if let service {
                 try connection.prepare("""
@@ -353,7 +496,7 @@ public final class Store: AuthStore {
 
     /// Stores `template`, replacing the same finger on the same sensor in one transaction.
     public func saveTemplate(_ template: Template, user: String) throws(StoreFailure) {
-        try connection.transaction { () throws(StoreFailure) in
+        try write { () throws(StoreFailure) in
             try ensureUser(user, at: template.created)
             try connection.prepare("""
                 INSERT OR REPLACE INTO templates(user, finger, sensor, driver, device, data, created) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -366,7 +509,7 @@ public final class Store: AuthStore {
     /// Removes one finger (or all when nil); returns how many templates went.
     @discardableResult
     public func deleteTemplates(user: String, finger: Finger?) throws(StoreFailure) -> Int {
-        try connection.transaction { () throws(StoreFailure) -> Int in
+        try write { () throws(StoreFailure) -> Int in
             if let finger {
                 try connection.prepare("DELETE FROM templates WHERE user = ? AND finger = ?").bind([.text(user), .text(finger.name)]).run()
             } else {
@@ -384,7 +527,7 @@ public final class Store: AuthStore {
     }
 
     public func setPasscode(_ passcode: StoredPasscode?, user: String, at time: Int64) throws(StoreFailure) {
-        try connection.transaction { () throws(StoreFailure) in
+        try write { () throws(StoreFailure) in
             try ensureUser(user, at: time)
             try connection.prepare("UPDATE users SET passcode_hash = ?, passcode_kind = ?, passcode_failures = 0 WHERE name = ?")
                 .bind([passcode.map { .text($0.hash) } ?? .null, passcode.map { .text($0.kind.rawValue) } ?? .null, .text(user)]).run()

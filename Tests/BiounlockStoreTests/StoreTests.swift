@@ -228,3 +228,196 @@ func makeTrustedTemporaryDirectory() throws -> String {
     guard let p = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
     return String(cString: p)
 }
+
+/// The passcode lockout has one implementation (Lockouts); the store's atomic reservation must
+/// decide exactly as `biounlock status` and the chain do, at the edges of Int64 too.
+final class LockoutAgreementTests: XCTestCase {
+    var dir = ""
+    var path: String { dir + "/store/biounlock.db" }
+    override func setUpWithError() throws { dir = try makeTrustedTemporaryDirectory() }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func testTheReservationAgreesWithLockoutsAtTheEdges() throws {
+        let store = try Store.open(path: path, mode: .administer)
+        try store.setEnabled(true, user: "alice", service: nil, at: 1)
+        let now: Int64 = 1_800_000_000
+        let times: [Int64?] = [nil, 0, 1, now - 3601, now - 61, now - 60, now - 59, now, now + 1, Int64.max - 3600, Int64.max - 61,
+                               Int64.max - 60, Int64.max - 1, Int64.max, Int64.min, Int64.min + 1]
+        let counts: [Int64] = [0, 4, 5, 6, 7, 8, 9, 1000, Int64.max - 1, Int64.max]
+        var options = Options()
+        options.passcodeLockout = 5
+        for failures in counts {
+            for at in times {
+                for moment in [now, Int64.max, Int64.min] {
+                    try store.connection.prepare("UPDATE users SET passcode_failures = ?, passcode_failure_at = ? WHERE name = 'alice'")
+                        .bind([.int(failures), .optional(at)]).run()
+                    let before = try XCTUnwrap(store.loadUser("alice"))
+                    let open = Lockouts.passcode(before, options: options, now: moment) == .open
+                    let reserved: Bool
+                    do { reserved = try store.reservePasscodeAttempt(user: "alice", at: moment, threshold: 5) } catch {
+                        XCTFail("failures \(failures), at \(at.map(String.init) ?? "nil"), now \(moment): \(error)"); continue
+                    }
+                    XCTAssertEqual(reserved, open, "failures \(failures), at \(at.map(String.init) ?? "nil"), now \(moment)")
+                    let after = try XCTUnwrap(store.loadUser("alice"))
+                    XCTAssertEqual(after.passcodeFailures, reserved ? (before.passcodeFailures == Int.max ? Int.max : before.passcodeFailures + 1) : before.passcodeFailures)
+                }
+            }
+        }
+    }
+}
+
+/// One user's passcode attempts run one at a time across connections (each its own open of the
+/// lock file, as each sudo is its own process); different users never wait for each other.
+final class PasscodeLockTests: XCTestCase {
+    var dir = ""
+    var path: String { dir + "/store/biounlock.db" }
+    override func setUpWithError() throws {
+        dir = try makeTrustedTemporaryDirectory()
+        let admin = try Store.open(path: path, mode: .administer)
+        for user in ["alice", "bob"] { try admin.setEnabled(true, user: user, service: nil, at: 1) }
+    }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    /// `count` attempts at once, each on its own connection; `check` is the "Argon2id".
+    func attempts(_ count: Int, user: String = "alice", check: @escaping () -> Bool) -> [Result<PasscodeAttempt, StoreFailure>] {
+        let results = Locked<[Result<PasscodeAttempt, StoreFailure>]>([])
+        let group = DispatchGroup()
+        for _ in 0..<count {
+            group.enter()
+            Thread.detachNewThread { [path] in
+                let r = Result { () throws(StoreFailure) -> PasscodeAttempt in
+                    try Store.open(path: path, mode: .authenticate).attemptPasscode(user: user, threshold: 5, clock: SystemClock(), bootID: "b", check: check)
+                }
+                results.mutate { $0.append(r) }
+                group.leave()
+            }
+        }
+        group.wait()
+        return results.value
+    }
+
+    func testRightAttemptsAtOnceAllSucceedOneAtATime() throws {
+        let inside = Locked((now: 0, most: 0))
+        let results = attempts(20) {
+            inside.mutate { $0.now += 1; $0.most = max($0.most, $0.now) }
+            usleep(2000)
+            inside.mutate { $0.now -= 1 }
+            return true
+        }
+        XCTAssertEqual(results.compactMap { try? $0.get() }, Array(repeating: .accepted(resetFailure: nil), count: 20), "\(results)")
+        XCTAssertEqual(inside.value.most, 1, "one check at a time")
+        XCTAssertEqual(try Store.open(path: path, mode: .authenticate).loadUser("alice")?.passcodeFailures, 0)
+    }
+
+    func testWrongAttemptsAtOnceCheckAtMostTheThreshold() throws {
+        let checks = Locked(0)
+        let results = attempts(20) { checks.mutate { $0 += 1 }; return false }
+        XCTAssertEqual(checks.value, 5)
+        let outcomes = results.compactMap { try? $0.get() }
+        XCTAssertEqual(outcomes.filter { if case .rejected = $0 { return true }; return false }.count, 5, "\(outcomes)")
+        XCTAssertEqual(outcomes.filter { if case .locked(let until?) = $0 { return until > 0 }; return false }.count, 15, "\(outcomes)")
+        XCTAssertEqual(try Store.open(path: path, mode: .authenticate).loadUser("alice")?.passcodeFailures, 5)
+    }
+
+    /// Alice's check does not end until Bob's has started: if Bob waited for Alice's lock, Alice's
+    /// check would give up (and fail) after 30 s.
+    func testDifferentUsersDoNotWaitForEachOther() throws {
+        let bobStarted = DispatchSemaphore(value: 0)
+        let aliceStarted = DispatchSemaphore(value: 0)
+        let seen = Locked([String]())
+        let group = DispatchGroup()
+        for (user, mine, theirs) in [("alice", aliceStarted, bobStarted), ("bob", bobStarted, aliceStarted)] {
+            group.enter()
+            Thread.detachNewThread { [path] in
+                _ = try? Store.open(path: path, mode: .authenticate).attemptPasscode(user: user, threshold: 5, clock: SystemClock(), bootID: "b") {
+                    mine.signal()
+                    if theirs.wait(timeout: .now() + 30) == .success { seen.mutate { $0.append(user) } }
+                    return true
+                }
+                group.leave()
+            }
+        }
+        group.wait()
+        XCTAssertEqual(seen.value.sorted(), ["alice", "bob"], "each saw the other's check running")
+    }
+
+    /// A lock held longer than the bound: the attempt is neither counted nor checked.
+    func testAHeldLockIsWaitedForBoundedlyAndThenNothingIsCountedOrChecked() throws {
+        let holder = try Store.open(path: path, mode: .authenticate)
+        let waiter = try Store.open(path: path, mode: .authenticate)
+        waiter.passcodeLockWait = 200
+        var checked = false
+        try holder.withPasscodeLock(user: "alice") { () throws(StoreFailure) in
+            XCTAssertThrowsError(try waiter.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { checked = true; return true }) {
+                XCTAssertTrue("\($0)".contains("another passcode attempt of alice"), "\($0)")
+            }
+            // Bob's lock is another byte.
+            XCTAssertEqual(try waiter.attemptPasscode(user: "bob", threshold: 5, clock: SystemClock(), bootID: "b") { true }, .accepted(resetFailure: nil))
+        }
+        XCTAssertFalse(checked)
+        XCTAssertEqual(try waiter.loadUser("alice")?.passcodeFailures, 0)
+        XCTAssertEqual(try waiter.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { true }, .accepted(resetFailure: nil),
+                       "released with its holder's transaction")
+    }
+
+    func testAnUntrustedLockFileIsRefused() throws {
+        let store = try Store.open(path: path, mode: .authenticate)
+        unlink(store.lockPath)
+        XCTAssertEqual(symlink(path, store.lockPath), 0)
+        XCTAssertEqual(Store.trustProblem(path: path), .symlink(store.lockPath))
+        XCTAssertThrowsError(try store.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { true }) {
+            XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)")
+        }
+        XCTAssertEqual(try store.loadUser("alice")?.passcodeFailures, 0)
+    }
+}
+
+/// biounlock's writers queue on the lock file: a writer that keeps the others waiting longer than
+/// SQLite's busy timeout delays them, and loses nobody's write.
+final class WriteQueueTests: XCTestCase {
+    var dir = ""
+    var path: String { dir + "/store/biounlock.db" }
+    override func setUpWithError() throws {
+        dir = try makeTrustedTemporaryDirectory()
+        try Store.open(path: path, mode: .administer).setEnabled(true, user: "alice", service: nil, at: 1)
+    }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func event(_ i: Int) -> AuditEvent {
+        AuditEvent(time: Int64(i), user: "alice", service: "sudo", tty: "", rhost: "", method: .passcode, outcome: "success", reason: "passcode-accepted")
+    }
+
+    func testAWriterHoldingTheQueuePastTheBusyTimeoutDropsNoWrite() throws {
+        let holder = try Store.open(path: path, mode: .authenticate)
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? holder.inOneTransaction {
+                held.signal()
+                // Held for longer than SQLite's busy timeout, as a holder kept off the CPU would.
+                _ = release.wait(timeout: .now() + .milliseconds(Int(Store.busyTimeoutMilliseconds) + 1500))
+            }
+            release.signal()
+        }
+        XCTAssertEqual(held.wait(timeout: .now() + 30), .success)
+        let errors = Locked([String]())
+        DispatchQueue.concurrentPerform(iterations: 16) { i in
+            do { try Store.open(path: path, mode: .authenticate).appendEvent(event(i)) } catch { errors.mutate { $0.append("\(error)") } }
+        }
+        XCTAssertEqual(errors.value, [])
+        XCTAssertEqual(try Store.open(path: path, mode: .authenticate).recentEvents(limit: 100).count, 16)
+    }
+
+    /// A queue that does not move (its holder stopped) is waited for once per connection; later
+    /// writes go straight to SQLite's lock, bounded by the busy timeout.
+    func testAStuckQueueIsWaitedForOnce() throws {
+        let stuck = try LockFile.open(path + "-lock", create: false)
+        let deadline = Deadline.after(milliseconds: 1000)
+        XCTAssertTrue(try stuck.lock(byte: LockFile.writeQueueByte, until: deadline, clock: SystemClock()))
+        let store = try Store.open(path: path, mode: .authenticate)
+        store.writeQueueWait = 100
+        XCTAssertThrowsError(try store.appendEvent(event(1))) { XCTAssertTrue("\($0)".contains("did not move"), "\($0)") }
+        XCTAssertNoThrow(try store.appendEvent(event(2)))
+        stuck.unlock(byte: LockFile.writeQueueByte)
+        XCTAssertEqual(try store.recentEvents().map(\.time), [2])
+    }
+}

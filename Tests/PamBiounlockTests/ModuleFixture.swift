@@ -148,5 +148,32 @@ final class ModuleFixture {
                            elapsed: elapsed, raw: result)
     }
 
+    /// Runs `count` transactions at the same moment, each in its own harness process (as many
+    /// sudo at once are), and returns what each printed. A hang is caught by `timeout`.
+    func authenticateConcurrently(_ count: Int, _ user: String = ModuleFixture.enrolledUser, service: String = "biotest",
+                                  answers: [String] = [], extra: [String] = [], timeout: TimeInterval = 300) throws -> [String] {
+        var args = ["--confdir", confdir, "--service", service, "--user", user]
+        for a in answers { args += ["--answer", a] }
+        let out = dir + "/concurrent"
+        try? FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let script = """
+            out=$0 n=$1; shift
+            i=0; while [ $i -lt $n ]; do "$@" >"$out/$i" 2>&1 & i=$((i + 1)); done
+            wait
+            """
+        let r = try runProcess("/bin/sh", ["-c", script, out, String(count), harnessPath] + args + extra,
+                               environment: ["PATH": "/usr/bin:/bin"], timeout: timeout)
+        precondition(!r.timedOut, "concurrent transactions hung")
+        return try (0..<count).map { try String(contentsOfFile: "\(out)/\($0)", encoding: .utf8) }
+    }
+
     static func scan(_ id: String) -> SimCommand { .scan(Array(id.utf8)) }
+}
+
+extension String {
+    /// The result code in one harness output ("NONE" without one).
+    var harnessCode: String {
+        split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
+    }
 }

@@ -355,29 +355,39 @@ public final class PolicyChain {
             logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
             return Decision(.unavailable, .passcodeUnusable, method: .passcode)
         }
-        // Count the attempt before checking it, atomically refused while the lockout runs: a guess
-        // that cannot be counted (store read-only, disk full, write lock held past the busy
-        // timeout, RLIMIT_FSIZE, the process killed after the check) would be a free guess, so it
-        // is not checked at all and the stack moves on to the password; guesses made at the same
-        // moment cannot outrun the lockout. A right passcode clears the count (recordSuccess).
-        if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
         // A pattern is compared in its canonical form; one that breaks the rules cannot match,
         // but costs the same Argon2id work as any wrong passcode.
         let secret = stored.kind.normalized(typed) ?? typed
+        // One call does the whole attempt (AuthStore.attemptPasscode), one user's attempts one at a
+        // time: count it before checking it, atomically refused while the lockout runs; a guess
+        // that cannot be counted (store read-only, disk full, no turn in time, RLIMIT_FSIZE or
+        // RLIMIT_NOFILE, the process killed after the check) would be a free guess, so it is not
+        // checked at all and the stack moves on to the password; a right passcode clears the
+        // count before the next attempt of the same user looks at it.
+        let attempt: PasscodeAttempt
         do {
-            if try Passcode.verify(secret, against: stored.hash) {
-                recordSuccess(user: user.name, method: .passcode)
-                return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
+            attempt = try store.attemptPasscode(user: user.name, threshold: options.passcodeLockout, clock: clock, bootID: bootID() ?? "") {
+                // Unusable hashes were refused above; should verify throw anyway, it is no match.
+                (try? Passcode.verify(secret, against: stored.hash)) ?? false
             }
         } catch {
-            // Unreachable after checkUsable; an unusable hash never grants anything.
-            return Decision(.unavailable, .passcodeUnusable, method: .passcode)
+            logger.log(.error, "cannot count the passcode attempt of \(user.name): \(error)")
+            return Decision(.unavailable, .storeUnavailable, method: .passcode)
         }
-        do { try store.recordLastFailure(user: user.name, at: clock.now()) } catch {
-            logger.log(.error, "cannot record the time of a wrong passcode for \(user.name): \(error)")
+        switch attempt {
+        case .accepted(let resetFailure):
+            // The counters are cleared already; run() writes only the audit row.
+            if let resetFailure { logger.log(.error, "cannot record success for \(user.name): \(resetFailure)") }
+            return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
+        case .rejected(_, let writeFailure):
+            if let writeFailure { logger.log(.error, "cannot record the time of a wrong passcode for \(user.name): \(writeFailure)") }
+            say(request, notice: Messages.wrongPasscode)
+            return Decision(.denied, .wrongPasscode, method: .passcode)
+        case .locked(let until):
+            // Locked by attempts made meanwhile (the check at the start saw it open).
+            if let until { say(request, exchange: Messages.passcodeLocked(timeLeft: until &- clock.now()), isError: true) }
+            return Decision(.denied, .passcodeLocked, method: .passcode)
         }
-        say(request, notice: Messages.wrongPasscode)
-        return Decision(.denied, .wrongPasscode, method: .passcode)
     }
 
     /// Counts the attempt before any hashing, atomically refusing it while the lockout runs (see
