@@ -72,13 +72,18 @@ public final class Store: AuthStore {
     static let pruneEvery: Int64 = 256
     public static let pruneBatch = 2000
 
-    private init(connection: Connection, path: String, createsLockFile: Bool) {
+    /// How the CLI's writes (and the migration that binds old rows) find the account a new row
+    /// belongs to; NSS in production, injected in tests.
+    let lookupAccount: (String) -> Account?
+
+    private init(connection: Connection, path: String, createsLockFile: Bool, lookupAccount: @escaping (String) -> Account?) {
         self.connection = connection
         self.path = path
         self.createsLockFile = createsLockFile
+        self.lookupAccount = lookupAccount
     }
 
-    public static func open(path: String, mode: Mode) throws(StoreFailure) -> Store {
+    public static func open(path: String, mode: Mode, lookupAccount: @escaping (String) -> Account? = Accounts.lookup) throws(StoreFailure) -> Store {
         switch mode {
         case .authenticate:
             if let problem = trustProblem(path: path) { throw StoreFailure(problem.description) }
@@ -89,7 +94,7 @@ public final class Store: AuthStore {
         try check(sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds), "sqlite3_busy_timeout", connection.handle)
         try connection.execute("PRAGMA foreign_keys = ON")
         try connection.execute("PRAGMA synchronous = NORMAL") // see "Nobody waits on someone else's fsync" above
-        let store = Store(connection: connection, path: path, createsLockFile: mode == .administer)
+        let store = Store(connection: connection, path: path, createsLockFile: mode == .administer, lookupAccount: lookupAccount)
         let version = try store.schemaVersion()
         switch mode {
         case .authenticate:
@@ -161,13 +166,18 @@ public final class Store: AuthStore {
             // WAL lets authentications read while the CLI writes; persistent in the file.
             try connection.execute("PRAGMA journal_mode = WAL")
         }
-        for index in version..<Schema.currentVersion {
-            try write { () throws(StoreFailure) in
-                // Re-read inside the write lock: another process may have migrated meanwhile.
-                guard try schemaVersion() == index else { return }
-                try connection.execute(Schema.migrations[index])
-                try connection.execute("PRAGMA user_version = \(index + 1)")
+        guard version < Schema.currentVersion else { return }
+        // Every pending step in one transaction: a kill (or a failing step) leaves the version the
+        // store had, or the current one, never one in between.
+        try write { () throws(StoreFailure) in
+            // Re-read inside the write lock: another process may have migrated meanwhile.
+            let found = try schemaVersion()
+            guard found < Schema.currentVersion else { return }
+            for migration in Schema.migrations[found...] {
+                try connection.execute(migration.sql)
+                try migration.fill?(connection, lookupAccount)
             }
+            try connection.execute("PRAGMA user_version = \(Schema.currentVersion)")
         }
     }
 
@@ -178,7 +188,7 @@ public final class Store: AuthStore {
             let users = try connection.prepare("""
                 SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure,
                        bio_failure_at, passcode_failure_at, passcode_success_at, passcode_boot_id,
-                       passcode_enrolment_version, enrolment_version
+                       passcode_enrolment_version, enrolment_version, uid
                 FROM users WHERE name = ?
                 """).bind([.text(name)])
             guard try users.step() else { return nil }
@@ -198,6 +208,8 @@ public final class Store: AuthStore {
             record.passcodeBootID = row.text(10)
             record.passcodeEnrolmentVersion = row.int(11)
             record.enrolmentVersion = row.int(12) ?? 0
+            // A value that is no uid (a damaged row) binds the row to no account.
+            record.uid = row.int(13).flatMap { UInt32(exactly: $0) }
 
             let overrides = try connection.prepare("SELECT service, enabled FROM service_overrides WHERE user = ?").bind([.text(name)])
             for (service, enabled) in try overrides.rows({ r -> (String, Bool)? in
@@ -475,8 +487,23 @@ public final class Store: AuthStore {
         try connection.prepare("SELECT name FROM users ORDER BY name").rows { $0.text(0) }
     }
 
+    /// Makes `user`'s row if there is none, bound to the account the name has now (rows made by
+    /// counting alone, which only tests do, stay unbound and so enable nothing).
     func ensureUser(_ user: String, at time: Int64) throws(StoreFailure) {
-        try connection.prepare("INSERT OR IGNORE INTO users(name, created) VALUES (?, ?)").bind([.text(user), .int(time)]).run()
+        let uid = lookupAccount(user).map { SQLValue.int(Int64($0.uid)) } ?? .null
+        try connection.prepare("INSERT OR IGNORE INTO users(name, uid, created) VALUES (?, ?, ?)").bind([.text(user), uid, .int(time)]).run()
+    }
+
+    /// `biounlock forget`: removes `user`'s row with its overrides and templates (the audit log
+    /// keeps its history). Returns whether there was one.
+    @discardableResult
+    public func forget(user: String) throws(StoreFailure) -> Bool {
+        try write { () throws(StoreFailure) -> Bool in
+            try connection.prepare("DELETE FROM service_overrides WHERE user = ?").bind([.text(user)]).run()
+            try connection.prepare("DELETE FROM templates WHERE user = ?").bind([.text(user)]).run()
+            try connection.prepare("DELETE FROM users WHERE name = ?").bind([.text(user)]).run()
+            return connection.changes > 0
+        }
     }
 
     /// Turns biometric unlock on or off for `user`, or for one PAM service when `service` is set.

@@ -3,6 +3,7 @@ import TestSupport
 import Foundation
 import BiounlockCore
 @testable import BiounlockStore
+import CSQLite
 
 final class StoreTests: XCTestCase {
     var dir = ""
@@ -135,6 +136,34 @@ final class StoreTests: XCTestCase {
         try store.setEnabled(true, user: "alice", service: nil, at: 5)
         let again = try Store.open(path: empty, mode: .administer)
         XCTAssertEqual(try again.loadUser("alice")?.enabled, true)
+    }
+
+    /// Schema 3 binds each row to an account: the migration fills the uid each name has at that
+    /// moment (a name that is no account stays unbound), and rows made later are bound as made.
+    func testTheMigrationBindsExistingRowsToTheirAccounts() throws {
+        _ = try Store.open(path: path, mode: .administer) // the trusted directory
+        let old = dir + "/store/v2.db"
+        do {
+            let c = try Connection(path: old, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            try c.execute("PRAGMA journal_mode = WAL")
+            for m in Schema.migrations.prefix(2) { try c.execute(m.sql) }
+            try c.execute("PRAGMA user_version = 2")
+            try c.execute("INSERT INTO users(name, enabled, passcode_hash, passcode_kind) VALUES ('alice', 1, 'h', 'pin'), ('ghost', 1, 'h', 'pin')")
+        }
+        chmod(old, 0o600)
+        let accounts = ["alice": Account(name: "alice", uid: 1001), "carol": Account(name: "carol", uid: 1003)]
+        let store = try Store.open(path: old, mode: .administer) { accounts[$0] }
+        XCTAssertEqual(try store.schemaVersion(), 3)
+        XCTAssertEqual(try store.loadUser("alice")?.uid, 1001)
+        XCTAssertEqual(try store.loadUser("alice")?.enabled, true, "data kept")
+        XCTAssertNil(try store.loadUser("ghost")?.uid, "no account has the name: bound to none")
+        try store.setEnabled(true, user: "carol", service: nil, at: 1)
+        XCTAssertEqual(try store.loadUser("carol")?.uid, 1003, "a new row is bound to the account it is made for")
+        try store.connection.execute("UPDATE users SET uid = -5 WHERE name = 'carol'")
+        XCTAssertNil(try store.loadUser("carol")?.uid, "a value that is no uid binds to nothing")
+        XCTAssertTrue(try store.forget(user: "alice"))
+        XCTAssertNil(try store.loadUser("alice"))
+        XCTAssertFalse(try store.forget(user: "alice"))
     }
 
     func testUserRoundTrip() throws {
@@ -388,10 +417,9 @@ final class WriteQueueTests: XCTestCase {
     }
 
     func testAWriterHoldingTheQueuePastTheBusyTimeoutDropsNoWrite() throws {
-        let holder = try Store.open(path: path, mode: .authenticate)
         let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            try? holder.inOneTransaction {
+        Thread.detachNewThread { [path] in
+            try? Store.open(path: path, mode: .authenticate).inOneTransaction {
                 held.signal()
                 // Held for longer than SQLite's busy timeout, as a holder kept off the CPU would.
                 _ = release.wait(timeout: .now() + .milliseconds(Int(Store.busyTimeoutMilliseconds) + 1500))

@@ -153,7 +153,10 @@ final class CLITests: XCTestCase {
         let u = users[0]
         XCTAssertEqual(Set(u.keys), ["user", "enabled", "services", "fingers", "passcode", "biometric_failures",
                                      "passcode_failures", "last_success", "last_failure", "biometric_lockout", "passcode_lockout",
-                                     "passcode_required"], "the documented JSON shape")
+                                     "passcode_required", "uid", "account"], "the documented JSON shape")
+        XCTAssertEqual(u["uid"] as? Int, Int(getpwnam(user)?.pointee.pw_uid ?? 99), "bound to the account")
+        XCTAssertEqual(Set((u["account"] as? [String: Any])?.keys ?? [:].keys), ["matches", "uid", "problem", "fix"])
+        XCTAssertEqual((u["account"] as? [String: Any])?["matches"] as? Bool, true)
         let lockout = try XCTUnwrap(u["biometric_lockout"] as? [String: Any])
         XCTAssertEqual(lockout["locked"] as? Bool, false)
         XCTAssertTrue(lockout["until"] is NSNull)

@@ -82,6 +82,11 @@ public struct UserRecord: Equatable, Sendable {
     public var passcodeEnrolmentVersion: Int64?
     /// Bumped by every change of the enrolled set (enrol, re-enrol, unenrol).
     public var enrolmentVersion: Int64 = 0
+    /// The account the row belongs to. A name is only a key: after an account is deleted, NSS
+    /// may give its name to a new account (another uid), which must not inherit the old fingers
+    /// and passcode. nil: bound to no account (a row from before the binding whose name was no
+    /// account then, or a damaged value). See AccountBinding.
+    public var uid: UInt32?
 
     public init(name: String, enabled: Bool = false, serviceOverrides: [String: Bool] = [:], templates: [Template] = [],
                 passcode: StoredPasscode? = nil, biometricFailures: Int = 0, passcodeFailures: Int = 0,

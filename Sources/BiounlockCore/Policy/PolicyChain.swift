@@ -19,7 +19,7 @@ public struct AuthRequest: Sendable {
 /// Steps, in order (each either decides or hands on):
 ///   1. account   the user must exist on the system              -> userUnknown
 ///   2. store     the store must open and be trusted             -> unavailable
-///   3. toggle    biometric unlock enabled for this service?      -> notEnabled
+///   3. toggle    biometric unlock enabled for this service, and the row this account's? -> notEnabled
 ///   4. lockout   passcode locked (escalating waits)              -> denied, with the time left
 ///   5. gates     biometrics locked, passcode required, remote session, lid closed -> skip the finger
 ///   6. finger    touch the reader (max_tries, timeout)           -> success, or a FingerResult
@@ -121,6 +121,13 @@ public final class PolicyChain {
         } catch {
             logger.log(.error, "store unreadable: \(error)")
             return Decision(.unavailable, .storeUnavailable)
+        }
+        // The row must belong to this account, not just to its name (AccountBinding): a name given
+        // to a new account after the old one was deleted inherits nothing.
+        let binding = AccountBinding.of(user, account: account)
+        guard binding.isBound else {
+            logger.log(.warning, "\(binding.problem(user: account.name)); ignored until cleared with: \(AccountBinding.fix(user: account.name))")
+            return Decision(.notEnabled, .recordOfAnotherAccount)
         }
 
         let now = clock.now()

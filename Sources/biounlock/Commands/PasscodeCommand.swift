@@ -1,5 +1,6 @@
 import Glibc
 import BiounlockCore
+import BiounlockStore
 
 /// `biounlock passcode set|clear USER`: biounlock's own passcode (Argon2id), the fallback
 /// under policy=biometrics-or-passcode.
@@ -20,6 +21,13 @@ enum PasscodeCommand {
         let context = try Context(invocation)
         let account = try context.account(invocation.positionals[0])
         let kindName = invocation.value("--kind") ?? PasscodeKind.pin.rawValue
+        // Refused before anything is typed when the record is another account's.
+        var opened: Store?
+        if context.storeExists {
+            let store = try context.openStore()
+            try context.requireOwnRecord(account, in: store)
+            opened = store
+        }
         guard let kind = PasscodeKind(rawValue: kindName) else {
             throw UsageError("unknown kind '\(kindName)'; use pin, password or pattern", command: set)
         }
@@ -51,7 +59,7 @@ enum PasscodeCommand {
         }
         let hash: String
         do { hash = try Passcode.hash(secret) } catch { throw CommandFailure("cannot hash the passcode: \(error)") }
-        let store = try context.openStore()
+        let store = try opened ?? context.openStore()
         try storeCall("cannot store the passcode") { () throws(StoreFailure) in
             try store.setPasscode(StoredPasscode(hash: hash, kind: kind), user: account.name, at: context.now())
         }
