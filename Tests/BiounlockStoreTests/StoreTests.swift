@@ -108,10 +108,8 @@ final class StoreTests: XCTestCase {
         let store = try Store.open(path: path, mode: .authenticate)
         try admin.connection.execute("BEGIN IMMEDIATE") // another writer holds the lock throughout
         var ran = false
-        let start = SystemClock().now()
         XCTAssertThrowsError(try store.inOneTransaction { ran = true }) { XCTAssertTrue("\($0)".contains("locked"), "\($0)") }
-        XCTAssertFalse(ran, "no write waits out the timeout a second time")
-        XCTAssertLessThanOrEqual(SystemClock().now() - start, 4, "one busy timeout, not one per write")
+        XCTAssertFalse(ran, "no write waits out the timeout a second time: the writes are not even tried")
         try admin.connection.execute("ROLLBACK")
     }
 
