@@ -14,9 +14,13 @@ import BiounlockCore
 ///   longest is as likely as anyone to go next, and the wait is bounded by
 ///   Store.writeQueueWaitMilliseconds (longer than the busy timeout, which still bounds waits
 ///   for writers outside biounlock).
-/// - Byte 1 + hash(user) (up to 2^62) is that **user's passcode lock** (Store.attemptPasscode):
-///   one user's passcode checks run one at a time, so each sees the previous one's result.
-///   Users never wait for each other (a hash collision would only make two users share a lock).
+/// - Byte 1 + hash(user) (up to 2^62) marks that **user's passcode attempts in flight**
+///   (Store.attemptPasscode): each attempt holds a shared lock on it from its count until its
+///   result is written. An attempt that finds the lockout reached waits until no attempt of the
+///   user is in flight -- one of them may be right and clear the count -- and only then is
+///   refused; so right passcodes typed at the same moment all succeed, attempts run side by side
+///   while the lockout is far, and users never wait for each other (a hash collision would only
+///   make two users wait for each other's attempts).
 ///
 /// Security choices: the locks are open-file-description locks (F_OFD_SETLK): they belong to
 /// this open of the file, so two connections in one process (threads of a host) exclude each
@@ -96,6 +100,43 @@ final class LockFile {
 
     func unlock(byte: Int64) {
         _ = biounlock_ofd_setlk(fd, Int32(F_UNLCK), byte, 1)
+    }
+
+    /// Takes a shared lock on `byte` (marks an attempt in flight). Nobody takes `byte` exclusively,
+    /// so it never waits.
+    func share(byte: Int64) throws(StoreFailure) {
+        while biounlock_ofd_setlk(fd, Int32(F_RDLCK), byte, 1) != 0 {
+            let e = errno
+            if e == EINTR { continue }
+            throw StoreFailure("cannot lock \(path): \(errnoDescription(e))")
+        }
+    }
+
+    /// Whether another open of the file holds any lock on `byte`.
+    func heldByOthers(byte: Int64) throws(StoreFailure) -> Bool {
+        while true {
+            switch biounlock_ofd_held_by_others(fd, Int32(F_WRLCK), byte, 1) {
+            case 0: return false
+            case 1: return true
+            default:
+                let e = errno
+                if e == EINTR { continue }
+                throw StoreFailure("cannot test the locks of \(path): \(errnoDescription(e))")
+            }
+        }
+    }
+
+    /// Waits until no other open of the file holds a lock on `byte`, until `deadline` at most:
+    /// true when free, false when the deadline passed first.
+    func waitUntilFree(byte: Int64, until deadline: Deadline, clock: Clock) throws(StoreFailure) -> Bool {
+        while try heldByOthers(byte: byte) {
+            let left = deadline.remaining(clock: clock)
+            if left == 0 { return false }
+            var pause = timespec(tv_sec: 0, tv_nsec: Int.random(in: 1_000_000...2_000_000))
+            if Int(left) < 2 { pause.tv_nsec = Int(left) * 1_000_000 }
+            _ = nanosleep(&pause, nil)
+        }
+        return true
     }
 }
 

@@ -14,7 +14,8 @@ import BiounlockCore
 ///   the caller's umask never decides the mode. SQLite gives -wal/-shm the database file's mode.
 /// - Waits for locks are bounded: biounlock's writers queue on the lock file (LockFile, at most
 ///   writeQueueWaitMilliseconds), SQLite's lock by the busy timeout; then the caller falls back.
-/// - One user's passcode attempts run one at a time (attemptPasscode), across processes.
+/// - An attempt that finds the passcode lockout reached waits for the user's attempts in flight
+///   (attemptPasscode), across processes, before it is refused.
 /// - Nobody waits on someone else's fsync: commits are synchronous=NORMAL (in the WAL, durable
 ///   against a crash of the process, not yet against power loss), and the one write that must
 ///   survive a power loss -- a failure count, made before the attempt is checked -- is synced by
@@ -36,8 +37,8 @@ public final class Store: AuthStore {
     /// as its writers commit (a few ms each), and at 64 concurrent logins on two cores busy with
     /// Argon2id the last in line can wait more than 2 s for a turn that is sure to come.
     public static let writeQueueWaitMilliseconds: Int64 = 10_000
-    /// Longest wait for the user's passcode lock, held by another attempt of the same user while
-    /// it runs one Argon2id check (about 0.1 s at the shipped cost on an idle core).
+    /// Longest wait, once the lockout is reached, for the user's attempts in flight, each running
+    /// one Argon2id check (about 0.1 s at the shipped cost on an idle core).
     public static let passcodeLockWaitMilliseconds: Int64 = 20_000
 
     let connection: Connection
@@ -244,14 +245,19 @@ public final class Store: AuthStore {
     enum Reservation {
         /// Counted: `failures` now; the counter and clock before, to take the count back.
         case counted(failures: Int, before: (failures: Int64?, at: Int64?))
-        case locked(until: Int64?)
+        /// Locked; `inFlight`: other attempts of the user are still being checked (one of them
+        /// may be right and lift it).
+        case locked(until: Int64?, inFlight: Bool)
         case noRecord
     }
 
     /// Counts one passcode attempt unless the lockout runs, deciding with Lockouts (the one
     /// implementation of the waits) on the row as it is inside the write transaction -- so no
     /// attempt made at the same time by another process can slip between the test and the count.
-    func reserve(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Reservation {
+    /// With `inFlight` (the lock file and the user's byte), a counted attempt is marked in flight
+    /// before its count is committed, and a refusal says whether others are in flight; both are
+    /// decided under the write lock, so no attempt's count or result lands in between.
+    func reserve(user: String, at time: Int64, threshold: Int, inFlight: (lock: LockFile, byte: Int64)?) throws(StoreFailure) -> Reservation {
         try write { () throws(StoreFailure) -> Reservation in
             let failures: Int64?, failureAt: Int64?
             do {
@@ -264,8 +270,10 @@ public final class Store: AuthStore {
             // Read as loadUser reads them, so that `biounlock status` says what this decides.
             let count = Int(clamping: failures ?? 0)
             if case .locked(let until) = Lockouts.passcode(failures: count, failureAt: failureAt, threshold: threshold, now: time) {
-                return .locked(until: until)
+                let others = try inFlight.map { (lock, byte) throws(StoreFailure) in try lock.heldByOthers(byte: byte) } ?? false
+                return .locked(until: until, inFlight: others)
             }
+            if let (lock, byte) = inFlight { try lock.share(byte: byte) }
             let next = count == Int.max ? count : count + 1
             try connection.prepare("UPDATE users SET passcode_failures = ?2, passcode_failure_at = ?3 WHERE name = ?1")
                 .bind([.text(user), .int(next), .int(time)]).run()
@@ -282,63 +290,90 @@ public final class Store: AuthStore {
     }
 
     public func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool {
-        try withPasscodeLock(user: user) { () throws(StoreFailure) -> Bool in
-            switch try reserveDurably(user: user, at: time, threshold: threshold) {
-            case .counted: return true
-            case .locked, .noRecord: return false
+        // Counted and never checked (too long to be the passcode): its result is the count itself,
+        // so it is not in flight; it still waits for attempts in flight before it is refused.
+        let lock = try openLockFile()
+        let byte = LockFile.byte(forUser: user)
+        let deadline = Deadline.after(milliseconds: passcodeLockWait, clock: clock)
+        while true {
+            let sync = try SyncTargets(storePath: path)
+            switch try reserve(user: user, at: time, threshold: threshold, inFlight: nil) {
+            case .counted(_, let before):
+                try makeDurable(sync, user: user, before: before)
+                return true
+            case .locked where try lock.heldByOthers(byte: byte):
+                guard try lock.waitUntilFree(byte: byte, until: deadline, clock: clock) else { throw stillInFlight(user) }
+            case .locked, .noRecord:
+                return false
             }
         }
     }
 
-    /// reserve(), then the count made durable before anything is checked (see "Nobody waits on
-    /// someone else's fsync"). A count that cannot be made durable is taken back: either the
-    /// attempt is counted and checked, or neither.
-    func reserveDurably(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Reservation {
-        let sync = try SyncTargets(storePath: path)
-        let reservation = try reserve(user: user, at: time, threshold: threshold)
-        guard case .counted(_, let before) = reservation else { return reservation }
+    /// Syncs a count before its attempt is checked (see "Nobody waits on someone else's fsync");
+    /// a count that cannot be made durable is taken back: either the attempt is counted and
+    /// checked, or neither.
+    func makeDurable(_ sync: SyncTargets, user: String, before: (failures: Int64?, at: Int64?)) throws(StoreFailure) {
         do { try sync.sync() } catch {
             do { try undo(user: user, before: before) } catch {
                 throw StoreFailure("\(error); the attempt stays counted and is not checked")
             }
             throw error
         }
-        return reservation
+    }
+
+    public func passcodeAttemptsInFlight(user: String) -> Bool {
+        // Without the lock file no attempt can be made at all (attemptPasscode throws).
+        guard let lock = try? openLockFile() else { return false }
+        return (try? lock.heldByOthers(byte: LockFile.byte(forUser: user))) ?? false
+    }
+
+    func stillInFlight(_ user: String) -> StoreFailure {
+        StoreFailure("other passcode attempts of \(sanitizedForLog(user)) were still being checked after \(passcodeLockWait) ms")
     }
 
     public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
-        try withPasscodeLock(user: user) { () throws(StoreFailure) -> PasscodeAttempt in
-            let failures: Int
-            switch try reserveDurably(user: user, at: clock.now(), threshold: threshold) {
-            case .noRecord: throw StoreFailure("\(sanitizedForLog(user)) has no record in \(path)")
-            case .locked(let until): return .locked(until: until)
-            case .counted(let n, _): failures = n
-            }
-            if check() {
-                // Cleared before the lock is released, so the next attempt sees it.
-                do throws(StoreFailure) { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
-                    return .accepted(resetFailure: error)
-                }
-                return .accepted(resetFailure: nil)
-            }
-            do throws(StoreFailure) { try recordLastFailure(user: user, at: clock.now()) } catch {
-                return .rejected(failures: failures, writeFailure: error)
-            }
-            return .rejected(failures: failures, writeFailure: nil)
-        }
-    }
-
-    /// Runs `body` holding `user`'s passcode lock (LockFile), waiting passcodeLockWaitMilliseconds
-    /// at most. Without the lock nothing is counted or checked: the caller falls back.
-    func withPasscodeLock<T>(user: String, _ body: () throws(StoreFailure) -> T) throws(StoreFailure) -> T {
         let lock = try openLockFile()
         let byte = LockFile.byte(forUser: user)
         let deadline = Deadline.after(milliseconds: passcodeLockWait, clock: clock)
-        guard try lock.lock(byte: byte, until: deadline, clock: clock) else {
-            throw StoreFailure("another passcode attempt of \(sanitizedForLog(user)) held \(lockPath) for more than \(passcodeLockWait) ms")
+        // In flight from the count to the result: whoever finds the lockout reached meanwhile waits
+        // for this attempt's result instead of being refused.
+        var marked = false
+        defer { if marked { lock.unlock(byte: byte) } }
+        let failures: Int
+        while true {
+            // Opened before the count: with no descriptor left for the sync, nothing is counted.
+            let sync = try SyncTargets(storePath: path)
+            let reservation: Reservation
+            do { reservation = try reserve(user: user, at: clock.now(), threshold: threshold, inFlight: (lock, byte)) } catch {
+                lock.unlock(byte: byte) // marked in a transaction that did not commit
+                throw error
+            }
+            switch reservation {
+            case .noRecord:
+                throw StoreFailure("\(sanitizedForLog(user)) has no record in \(path)")
+            case .locked(_, inFlight: true):
+                guard try lock.waitUntilFree(byte: byte, until: deadline, clock: clock) else { throw stillInFlight(user) }
+                continue
+            case .locked(let until, inFlight: false):
+                return .locked(until: until)
+            case .counted(let n, let before):
+                marked = true
+                try makeDurable(sync, user: user, before: before)
+                failures = n
+            }
+            break
         }
-        defer { lock.unlock(byte: byte) }
-        return try body()
+        if check() {
+            // Cleared before the attempt leaves flight, so that those waiting for it see it.
+            do throws(StoreFailure) { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
+                return .accepted(resetFailure: error)
+            }
+            return .accepted(resetFailure: nil)
+        }
+        do throws(StoreFailure) { try recordLastFailure(user: user, at: clock.now()) } catch {
+            return .rejected(failures: failures, writeFailure: error)
+        }
+        return .rejected(failures: failures, writeFailure: nil)
     }
 
     public func recordLastFailure(user: String, at time: Int64) throws(StoreFailure) {

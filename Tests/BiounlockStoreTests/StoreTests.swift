@@ -293,8 +293,9 @@ final class LockoutAgreementTests: XCTestCase {
     }
 }
 
-/// One user's passcode attempts run one at a time across connections (each its own open of the
-/// lock file, as each sudo is its own process); different users never wait for each other.
+/// Passcode attempts across connections (each its own open of the lock file, as each sudo is its
+/// own process): an attempt that finds the lockout reached waits for the user's attempts in
+/// flight before it is refused; other users never wait.
 final class PasscodeLockTests: XCTestCase {
     var dir = ""
     var path: String { dir + "/store/biounlock.db" }
@@ -304,6 +305,8 @@ final class PasscodeLockTests: XCTestCase {
         for user in ["alice", "bob"] { try admin.setEnabled(true, user: user, service: nil, at: 1) }
     }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func store() throws -> Store { try Store.open(path: path, mode: .authenticate) }
 
     /// `count` attempts at once, each on its own connection; `check` is the "Argon2id".
     func attempts(_ count: Int, user: String = "alice", check: @escaping () -> Bool) -> [Result<PasscodeAttempt, StoreFailure>] {
@@ -323,72 +326,94 @@ final class PasscodeLockTests: XCTestCase {
         return results.value
     }
 
-    func testRightAttemptsAtOnceAllSucceedOneAtATime() throws {
-        let inside = Locked((now: 0, most: 0))
-        let results = attempts(20) {
-            inside.mutate { $0.now += 1; $0.most = max($0.most, $0.now) }
-            usleep(2000)
-            inside.mutate { $0.now -= 1 }
-            return true
+    /// Starts an attempt of `user` on its own connection whose check blocks until `release` is
+    /// signalled; returns once the check has started (the attempt is counted and in flight).
+    func inFlight(_ user: String = "alice", right: Bool, release: DispatchSemaphore) -> (done: XCTestExpectation, result: ResultBox<PasscodeAttempt>) {
+        let started = DispatchSemaphore(value: 0)
+        let done = expectation(description: "attempt in flight ended")
+        let box = ResultBox<PasscodeAttempt>()
+        Thread.detachNewThread { [path] in
+            box.value = try? Store.open(path: path, mode: .authenticate).attemptPasscode(user: user, threshold: 5, clock: SystemClock(), bootID: "b") {
+                started.signal()
+                _ = release.wait(timeout: .now() + 60)
+                return right
+            }
+            done.fulfill()
         }
-        XCTAssertEqual(results.compactMap { try? $0.get() }, Array(repeating: .accepted(resetFailure: nil), count: 20), "\(results)")
-        XCTAssertEqual(inside.value.most, 1, "one check at a time")
-        XCTAssertEqual(try Store.open(path: path, mode: .authenticate).loadUser("alice")?.passcodeFailures, 0)
+        XCTAssertEqual(started.wait(timeout: .now() + 30), .success, "the attempt was checked")
+        return (done, box)
+    }
+
+    func testRightAttemptsAtOnceAllSucceed() throws {
+        let results = attempts(30) { usleep(2000); return true }
+        XCTAssertEqual(results.compactMap { try? $0.get() }, Array(repeating: .accepted(resetFailure: nil), count: 30), "\(results)")
+        XCTAssertEqual(try store().loadUser("alice")?.passcodeFailures, 0)
     }
 
     func testWrongAttemptsAtOnceCheckAtMostTheThreshold() throws {
         let checks = Locked(0)
-        let results = attempts(20) { checks.mutate { $0 += 1 }; return false }
+        let results = attempts(20) { checks.mutate { $0 += 1 }; usleep(2000); return false }
         XCTAssertEqual(checks.value, 5)
         let outcomes = results.compactMap { try? $0.get() }
         XCTAssertEqual(outcomes.filter { if case .rejected = $0 { return true }; return false }.count, 5, "\(outcomes)")
         XCTAssertEqual(outcomes.filter { if case .locked(let until?) = $0 { return until > 0 }; return false }.count, 15, "\(outcomes)")
-        XCTAssertEqual(try Store.open(path: path, mode: .authenticate).loadUser("alice")?.passcodeFailures, 5)
+        XCTAssertEqual(try store().loadUser("alice")?.passcodeFailures, 5)
     }
 
-    /// Alice's check does not end until Bob's has started: if Bob waited for Alice's lock, Alice's
-    /// check would give up (and fail) after 30 s.
-    func testDifferentUsersDoNotWaitForEachOther() throws {
-        let bobStarted = DispatchSemaphore(value: 0)
-        let aliceStarted = DispatchSemaphore(value: 0)
-        let seen = Locked([String]())
-        let group = DispatchGroup()
-        for (user, mine, theirs) in [("alice", aliceStarted, bobStarted), ("bob", bobStarted, aliceStarted)] {
-            group.enter()
+    /// Four wrong, then a right one in flight: the count is at the lockout. A new attempt waits
+    /// for it instead of being refused, and is counted and checked once the right one cleared the
+    /// count. Had the one in flight been wrong, the new one would be refused unchecked.
+    func testAtTheLockoutAnAttemptWaitsForTheOnesInFlight() throws {
+        for right in [true, false] {
+            try store().resetCounters(user: "alice", biometric: true, passcode: true)
+            for _ in 0..<4 { _ = try store().attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { false } }
+            let release = DispatchSemaphore(value: 0)
+            let first = inFlight(right: right, release: release)
+            XCTAssertEqual(try store().loadUser("alice")?.passcodeFailures, 5, "counted before it is checked")
+            let checked = Locked(false)
+            let second = DispatchSemaphore(value: 0)
+            let box = ResultBox<PasscodeAttempt>()
+            let clock = WaitingClock()
             Thread.detachNewThread { [path] in
-                _ = try? Store.open(path: path, mode: .authenticate).attemptPasscode(user: user, threshold: 5, clock: SystemClock(), bootID: "b") {
-                    mine.signal()
-                    if theirs.wait(timeout: .now() + 30) == .success { seen.mutate { $0.append(user) } }
+                box.value = try? Store.open(path: path, mode: .authenticate).attemptPasscode(user: "alice", threshold: 5, clock: clock, bootID: "b") {
+                    checked.mutate { $0 = true }
                     return true
                 }
-                group.leave()
+                second.signal()
             }
+            XCTAssertEqual(clock.waiting.wait(timeout: .now() + 30), .success, "right=\(right): it waits for the one in flight")
+            XCTAssertFalse(checked.value)
+            // Bob is not held up by alice's attempts.
+            XCTAssertEqual(try store().attemptPasscode(user: "bob", threshold: 5, clock: SystemClock(), bootID: "b") { true }, .accepted(resetFailure: nil))
+            release.signal()
+            wait(for: [first.done], timeout: 30)
+            XCTAssertEqual(second.wait(timeout: .now() + 30), .success)
+            XCTAssertEqual(checked.value, right, "right=\(right): checked only if the first cleared the count")
+            XCTAssertEqual(box.value, right ? .accepted(resetFailure: nil) : .locked(until: box.value.flatMap { if case .locked(let u) = $0 { return u }; return nil }))
         }
-        group.wait()
-        XCTAssertEqual(seen.value.sorted(), ["alice", "bob"], "each saw the other's check running")
     }
 
-    /// A lock held longer than the bound: the attempt is neither counted nor checked.
-    func testAHeldLockIsWaitedForBoundedlyAndThenNothingIsCountedOrChecked() throws {
-        let holder = try Store.open(path: path, mode: .authenticate)
-        let waiter = try Store.open(path: path, mode: .authenticate)
+    /// An attempt in flight longer than the bound: the one waiting for it is neither counted nor
+    /// checked, and says why.
+    func testTheWaitIsBoundedAndThenNothingIsCountedOrChecked() throws {
+        for _ in 0..<4 { _ = try store().attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { false } }
+        let release = DispatchSemaphore(value: 0)
+        let first = inFlight(right: true, release: release)
+        let waiter = try store()
         waiter.passcodeLockWait = 200
         var checked = false
-        try holder.withPasscodeLock(user: "alice") { () throws(StoreFailure) in
-            XCTAssertThrowsError(try waiter.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { checked = true; return true }) {
-                XCTAssertTrue("\($0)".contains("another passcode attempt of alice"), "\($0)")
-            }
-            // Bob's lock is another byte.
-            XCTAssertEqual(try waiter.attemptPasscode(user: "bob", threshold: 5, clock: SystemClock(), bootID: "b") { true }, .accepted(resetFailure: nil))
+        XCTAssertThrowsError(try waiter.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { checked = true; return true }) {
+            XCTAssertTrue("\($0)".contains("other passcode attempts of alice were still being checked"), "\($0)")
         }
         XCTAssertFalse(checked)
-        XCTAssertEqual(try waiter.loadUser("alice")?.passcodeFailures, 0)
-        XCTAssertEqual(try waiter.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { true }, .accepted(resetFailure: nil),
-                       "released with its holder's transaction")
+        XCTAssertEqual(try waiter.loadUser("alice")?.passcodeFailures, 5, "only the first's count")
+        release.signal()
+        wait(for: [first.done], timeout: 30)
+        XCTAssertEqual(first.result.value, .accepted(resetFailure: nil))
     }
 
     func testAnUntrustedLockFileIsRefused() throws {
-        let store = try Store.open(path: path, mode: .authenticate)
+        let store = try store()
         unlink(store.lockPath)
         XCTAssertEqual(symlink(path, store.lockPath), 0)
         XCTAssertEqual(Store.trustProblem(path: path), .symlink(store.lockPath))
@@ -396,6 +421,23 @@ final class PasscodeLockTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)")
         }
         XCTAssertEqual(try store.loadUser("alice")?.passcodeFailures, 0)
+    }
+}
+
+/// Where a thread leaves its result for the test.
+final class ResultBox<T> { var value: T? }
+
+/// The real clock, which also says (once) when an attempt has begun to wait: the deadline is the
+/// first reading of the monotonic clock, each look at the time left while waiting another.
+final class WaitingClock: Clock, @unchecked Sendable {
+    let waiting = DispatchSemaphore(value: 0)
+    private let readings = Locked(0)
+    func now() -> Int64 { SystemClock().now() }
+    func monotonicMilliseconds() -> Int64 {
+        var n = 0
+        readings.mutate { $0 += 1; n = $0 }
+        if n == 2 { waiting.signal() }
+        return SystemClock().monotonicMilliseconds()
     }
 }
 

@@ -164,7 +164,7 @@ final class PolicyRuleTests: XCTestCase {
 
     /// 50 wrong PINs at once (50 processes) against passcode_lockout=5: exactly 5 are checked
     /// against the hash, the rest refused before any hashing (each attempt is counted before it
-    /// is checked, one attempt of a user at a time). Asserted on the store -- the counter and the
+    /// is checked; at the lockout, an attempt waits for those in flight before it is refused). Asserted on the store -- the counter and the
     /// audit log's reasons, wrong-passcode for checked, passcode-locked for refused -- not on the
     /// return code of a wrong attempt.
     func testParallelGuessesCannotOutrunThePasscodeLockout() throws {

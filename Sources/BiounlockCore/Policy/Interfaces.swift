@@ -143,13 +143,17 @@ public protocol AuthStore: AnyObject {
     func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool
     /// One whole passcode attempt: reserve (count it, or refuse it while locked), make the count
     /// durable, run `check` (the Argon2id verification), and record the result -- a right
-    /// passcode clears the counters as recordSuccess(.passcode) does. The store runs one user's
-    /// attempts one at a time (a lock with a bounded wait, across processes), so each sees the
-    /// result of the one before: right passcodes typed at the same moment all succeed, and still
-    /// no more than `threshold` wrong ones are ever checked.
+    /// passcode clears the counters as recordSuccess(.passcode) does. An attempt that finds the
+    /// lockout reached while other attempts of the user are being checked waits for their results
+    /// (bounded, across processes) before it is refused: right passcodes typed at the same moment
+    /// all succeed, and still no more than `threshold` wrong ones are ever checked.
     /// Throws when the attempt could be neither counted nor checked (or, rarely, was counted but
     /// not checked: the safe side); then `check` has not run.
     func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt
+    /// Whether attempts of `user` are being checked right now (by any process). Their counts are
+    /// in the record already, so a lockout read from it may yet be lifted by one of them: the
+    /// passcode is still worth asking for (attemptPasscode then waits for their results).
+    func passcodeAttemptsInFlight(user: String) -> Bool
     /// Notes when the last failure happened (the count was taken by reservePasscodeAttempt).
     func recordLastFailure(user: String, at time: Int64) throws(StoreFailure)
     /// Resets the counters a success clears: a finger clears the biometric counter; a passcode
@@ -168,6 +172,9 @@ public protocol AuthStore: AnyObject {
 
 extension AuthStore {
     public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) { writes() }
+
+    /// One client at a time (the tests' memory store): nothing is ever in flight.
+    public func passcodeAttemptsInFlight(user: String) -> Bool { false }
 
     /// The attempt composed from the single steps, for stores with one client at a time (the
     /// tests' memory store); Store serialises each user's attempts across processes.

@@ -131,7 +131,10 @@ public final class PolicyChain {
         }
 
         let now = clock.now()
-        if options.policy == .biometricsOrPasscode, case .locked(let until?) = Lockouts.passcode(user, options: options, now: now) {
+        // Locked, unless attempts that are being checked right now may yet lift it (their counts
+        // are in the record already): then the passcode is asked for, and its attempt waits for them.
+        if options.policy == .biometricsOrPasscode, case .locked(let until?) = Lockouts.passcode(user, options: options, now: now),
+           !store.passcodeAttemptsInFlight(user: user.name) {
             say(request, exchange: Messages.passcodeLocked(timeLeft: until &- now), isError: true)
             return Decision(.denied, .passcodeLocked, method: .passcode)
         }
@@ -365,12 +368,12 @@ public final class PolicyChain {
         // A pattern is compared in its canonical form; one that breaks the rules cannot match,
         // but costs the same Argon2id work as any wrong passcode.
         let secret = stored.kind.normalized(typed) ?? typed
-        // One call does the whole attempt (AuthStore.attemptPasscode), one user's attempts one at a
-        // time: count it before checking it, atomically refused while the lockout runs; a guess
-        // that cannot be counted (store read-only, disk full, no turn in time, RLIMIT_FSIZE or
-        // RLIMIT_NOFILE, the process killed after the check) would be a free guess, so it is not
-        // checked at all and the stack moves on to the password; a right passcode clears the
-        // count before the next attempt of the same user looks at it.
+        // One call does the whole attempt (AuthStore.attemptPasscode): count it before checking it,
+        // atomically refused while the lockout runs -- after waiting for the user's attempts in
+        // flight, one of which may be right; a guess that cannot be counted (store read-only, disk
+        // full, no turn in time, RLIMIT_FSIZE or RLIMIT_NOFILE, the process killed after the
+        // check) would be a free guess, so it is not checked at all and the stack moves on to the
+        // password; a right passcode clears the count before it leaves flight.
         let attempt: PasscodeAttempt
         do {
             attempt = try store.attemptPasscode(user: user.name, threshold: options.passcodeLockout, clock: clock, bootID: bootID() ?? "") {

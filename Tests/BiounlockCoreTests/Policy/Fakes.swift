@@ -31,6 +31,9 @@ final class MemoryStore: AuthStore {
     var events: [AuditEvent] = []
     var failWrites = false
     var failReads = false
+    /// What passcodeAttemptsInFlight says.
+    var attemptsInFlight = false
+    func passcodeAttemptsInFlight(user: String) -> Bool { attemptsInFlight }
 
     func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
         if failReads { throw StoreFailure("read failed") }

@@ -320,6 +320,22 @@ extension PolicyChainTests {
         XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
     }
 
+    /// At the lockout while other attempts are being checked (their counts are in the record
+    /// already, and one may be right): the passcode is still asked for, and the attempt decides.
+    func testALockoutThatAttemptsInFlightMayLiftStillAsksForThePasscode() {
+        store.users["alice"]?.templates = []
+        store.users["alice"]?.passcodeFailures = 5
+        store.users["alice"]?.passcodeFailureAt = clock.seconds - 10
+        store.attemptsInFlight = true
+        conversation.replies = [Self.secret("2468")]
+        _ = run(nil)
+        XCTAssertTrue(conversation.transcript.contains("PROMPT: biounlock PIN for sudo (Enter alone for your password): "), "\(conversation.transcript)")
+        store.attemptsInFlight = false
+        conversation = ScriptedConversation([Self.secret("2468")])
+        XCTAssertEqual(run(nil), Decision(.denied, .passcodeLocked, method: .passcode))
+        XCTAssertEqual(conversation.transcript, ["ERROR: Too many wrong passcodes: try again in 50 s."], "nothing in flight: refused before asking")
+    }
+
     func testWrongPasscodesEscalate() {
         for attempt in 1...6 {
             conversation = ScriptedConversation([Self.secret("0000")])
