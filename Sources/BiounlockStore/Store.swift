@@ -48,8 +48,6 @@ public final class Store: AuthStore {
     /// Opened on the first write (nil until then, or when it cannot be used).
     private var lockFile: LockFile?
     private var lockFileFailure: StoreFailure?
-    /// Whether this connection made the lock file (the CLI) or only opens it.
-    private let createsLockFile: Bool
     /// How deep in write() this connection is (nested writes join the outer transaction).
     private var writeDepth = 0
     /// Set once the queue did not move within its bound: later writes of this transaction use
@@ -77,10 +75,9 @@ public final class Store: AuthStore {
     /// belongs to; NSS in production, injected in tests.
     let lookupAccount: (String) -> Account?
 
-    private init(connection: Connection, path: String, createsLockFile: Bool, lookupAccount: @escaping (String) -> Account?) {
+    private init(connection: Connection, path: String, lookupAccount: @escaping (String) -> Account?) {
         self.connection = connection
         self.path = path
-        self.createsLockFile = createsLockFile
         self.lookupAccount = lookupAccount
     }
 
@@ -95,7 +92,7 @@ public final class Store: AuthStore {
         try check(sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds), "sqlite3_busy_timeout", connection.handle)
         try connection.execute("PRAGMA foreign_keys = ON")
         try connection.execute("PRAGMA synchronous = NORMAL") // see "Nobody waits on someone else's fsync" above
-        let store = Store(connection: connection, path: path, createsLockFile: mode == .administer, lookupAccount: lookupAccount)
+        let store = Store(connection: connection, path: path, lookupAccount: lookupAccount)
         let version = try store.schemaVersion()
         switch mode {
         case .authenticate:
@@ -107,7 +104,9 @@ public final class Store: AuthStore {
                 throw StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
             }
         case .administer:
-            _ = try store.openLockFile()
+            // Made here for the module; a lock file that cannot be used (a read-only mount, one that
+            // is not root's) leaves the CLI working without the queue, and the module refuses it.
+            _ = try? store.openLockFile()
             try store.migrate(from: version)
         }
         return store
@@ -160,6 +159,7 @@ public final class Store: AuthStore {
     }
 
     func migrate(from version: Int) throws(StoreFailure) {
+        guard version >= 0 else { throw StoreFailure("\(path) has schema version \(version), which no biounlock writes") }
         guard version <= Schema.currentVersion else {
             throw StoreFailure("\(path) has schema version \(version), newer than this biounlock (\(Schema.currentVersion)); upgrade biounlock")
         }
@@ -174,6 +174,7 @@ public final class Store: AuthStore {
             // Re-read inside the write lock: another process may have migrated meanwhile.
             let found = try schemaVersion()
             guard found < Schema.currentVersion else { return }
+            guard found >= 0 else { throw StoreFailure("\(path) has schema version \(found), which no biounlock writes") }
             for migration in Schema.migrations[found...] {
                 try connection.execute(migration.sql)
                 try migration.fill?(connection, lookupAccount)
@@ -399,12 +400,13 @@ public final class Store: AuthStore {
 
     // MARK: the write queue
 
-    /// The lock file, opened (and, for the CLI, created) on first use.
+    /// The lock file, opened on first use; made (0600) if it is missing -- in the store's
+    /// directory, which only root can write (trustProblem checked it for the module).
     func openLockFile() throws(StoreFailure) -> LockFile {
         if let lockFile { return lockFile }
         if let lockFileFailure { throw lockFileFailure }
         do {
-            let opened = try LockFile.open(lockPath, create: createsLockFile)
+            let opened = try LockFile.open(lockPath, create: true)
             lockFile = opened
             return opened
         } catch {

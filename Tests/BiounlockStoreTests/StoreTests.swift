@@ -125,6 +125,13 @@ final class StoreTests: XCTestCase {
         XCTAssertThrowsError(try Store.open(path: garbage, mode: .authenticate).loadUser("alice"))
     }
 
+    func testANegativeSchemaVersionIsRefusedWithoutATrap() throws {
+        let store = try Store.open(path: path, mode: .administer)
+        try store.connection.execute("PRAGMA user_version = -3")
+        XCTAssertThrowsError(try Store.open(path: path, mode: .administer)) { XCTAssertTrue("\($0)".contains("which no biounlock writes"), "\($0)") }
+        XCTAssertThrowsError(try Store.open(path: path, mode: .authenticate))
+    }
+
     func testOlderSchemaIsMigratedByTheCLIOnlyAndKeepsData() throws {
         _ = try Store.open(path: path, mode: .administer) // creates the trusted directory
         let empty = dir + "/store/old.db"
@@ -410,6 +417,20 @@ final class PasscodeLockTests: XCTestCase {
         release.signal()
         wait(for: [first.done], timeout: 30)
         XCTAssertEqual(first.result.value, .accepted(resetFailure: nil))
+    }
+
+    /// A store whose lock file went missing: the module makes it again (root's, 0600) rather than
+    /// losing the passcode.
+    func testAMissingLockFileIsMadeAgain() throws {
+        let store = try store()
+        unlink(store.lockPath)
+        let old = umask(0)
+        defer { umask(old) }
+        XCTAssertEqual(try store.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { true }, .accepted(resetFailure: nil))
+        var st = stat()
+        XCTAssertEqual(lstat(store.lockPath, &st), 0)
+        XCTAssertEqual(st.st_mode & 0o7777, 0o600)
+        XCTAssertNil(Store.trustProblem(path: path))
     }
 
     func testAnUntrustedLockFileIsRefused() throws {
