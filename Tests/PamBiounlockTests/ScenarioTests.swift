@@ -65,7 +65,7 @@ final class ScenarioTests: XCTestCase {
                  messages: [prompt, "ERROR: Fingerprint not recognised. 2 tries left.", unavailable], failures: 1),
         Scenario(name: "silence until the timeout", arguments: "policy=biometrics timeout=1", code: "PAM_AUTHINFO_UNAVAIL",
                  messages: [prompt, "INFO: No touch in time."], failures: 0,
-                 check: { _, t in XCTAssertLessThan(t.elapsed, 10, "bounded") }),
+                 check: { _, t in XCTAssertFalse(t.raw.timedOut, "bounded by the module's timeout") }),
         Scenario(name: "reader cannot be opened (its socket path is taken)", arguments: "policy=biometrics",
                  setup: { f, _ in try FileManager.default.createDirectory(atPath: f.touchSocket, withIntermediateDirectories: false) },
                  code: "PAM_AUTHINFO_UNAVAIL", messages: [unavailable], failures: 0),

@@ -23,6 +23,7 @@ enum EnrolCommand {
         }
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
+        try context.requireOwnRecord(account, in: store)
         let previous = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }?
             .templates.first { $0.finger == finger && $0.sensor == options.sensor }
 

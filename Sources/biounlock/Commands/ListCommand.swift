@@ -22,7 +22,7 @@ enum ListCommand {
                 return out
             }
         }
-        let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID())
+        let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID(), globals: invocation.globals.typed)
         if invocation.globals.json {
             Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now).serialized())
         } else if records.isEmpty {
