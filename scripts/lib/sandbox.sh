@@ -275,8 +275,10 @@ sandbox_run() {
     ' sandbox "$file" "$@"
 }
 
-# Removes the sandbox directory (the mounts died with their namespace).
+# Removes the sandbox directory (the mounts died with their namespace). SANDBOX_KEEP=1 keeps it
+# (transcripts, store, logs) and says where.
 sandbox_destroy() {
+    if [ "${SANDBOX_KEEP:-0}" = 1 ] && [ -n "${SANDBOX_DIR:-}" ]; then echo "# kept: $SANDBOX_DIR" >&2; return 0; fi
     if [ -n "${SANDBOX_DIR:-}" ] && [ -d "$SANDBOX_DIR" ]; then
         case "$SANDBOX_DIR" in /tmp/bsb.*) rm -rf -- "$SANDBOX_DIR" ;; esac
     fi
