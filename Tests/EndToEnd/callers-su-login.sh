@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# End-to-end, issue 12: the REAL su and login on a terminal (a pty made by expect), inside the
+# End-to-end, issue 12: the REAL su, login and sudo on a terminal (a pty made by expect), inside the
 # sandbox, with the recommended stack (the module, then pam_unix nullok try_first_pass; su has
 # pam_rootok first). One prompt takes a touch, the PIN or the Unix password.
 #
 #   bash Tests/EndToEnd/callers-su-login.sh     (as root; BUILD_DIR defaults to the repo's build/)
 #
-# su is run by another user ($BOB), as people do; login by root on a fresh terminal.
+# su is run by another user ($BOB), as people do; login by root on a fresh terminal; sudo by
+# $ALICE (touch, Unix password, PIN at the one prompt).
 # Covered: touch; PIN; the Unix password typed at the first prompt (no second prompt, nothing
 # counted); Enter alone then pam_unix's "Password: "; wrong fingers then the PIN at the prompt the
 # reader leaves; a wrong PIN (counted; pam_unix gets the text, so this su fails) then the Unix
@@ -40,6 +41,7 @@ sandbox_add_user "$BOB" "$BOB_UID" "$BOB_PW"
 sandbox_write_config
 SANDBOX_STACK_FIRST="auth     sufficient pam_rootok.so" sandbox_write_stack su require_passcode=none
 sandbox_write_stack login require_passcode=none
+sandbox_write_stack sudo require_passcode=none
 
 callers_enrol "$ALICE" "$ALICE_FINGER" "$ALICE_PIN"
 check "setup: $ALICE enrols a finger, sets a PIN and enables biometric unlock" test $? -eq 0 -- "$out/enrol-$ALICE.log"
@@ -149,6 +151,24 @@ store lock-unix
 check "lockout: $ALICE's Unix password typed at the first prompt still works" su_ok lock-unix -- $(files lock-unix)
 check "lockout: the Unix password's success cleared the counters and the lockout" \
     eval '[ "$(failures lock-unix)" = 0/0 ] && [ "$(user_field lock-unix "$ALICE" passcode_lockout.locked)" = false ]' -- "$out/lock-unix.status.json"
+}
+
+# ---------------------------------------------------------------- sudo on a terminal
+# shellcheck disable=SC2016
+sudo_as() { local name=$1; shift; converse "$name" "$@" -- "${AS[@]}" "$ALICE" sudo -k sh -c 'echo RESULT-uid=$(id -u)'; }
+sudo_ok() { rc_is "$1" 0 && saw "$1" "RESULT-uid=0"; }
+SUDO_PROMPT="$(prompt_type_or_touch "$CRED_PIN" sudo)"
+sudo_as sudo-touch '=: $' "!$ALICE_FINGER"
+sudo_as sudo-unix '=: $' ">$ALICE_PW"
+sudo_as sudo-pin '=: $' ">$ALICE_PIN"
+# shellcheck disable=SC2046
+{
+check "sudo on a terminal: '$SUDO_PROMPT', and a touch runs the command" \
+    eval 'saw sudo-touch "$SUDO_PROMPT" && sudo_ok sudo-touch && lacks sudo-touch "password for"' -- $(files sudo-touch)
+check "sudo on a terminal: the Unix password typed at that prompt runs the command, with no second prompt" \
+    eval 'saw sudo-unix "$SUDO_PROMPT" && sudo_ok sudo-unix && lacks sudo-unix "password for"' -- $(files sudo-unix)
+check "sudo on a terminal: the PIN typed at that prompt runs the command" \
+    eval 'saw sudo-pin "$SUDO_PROMPT" && sudo_ok sudo-pin' -- $(files sudo-pin)
 }
 
 # ---------------------------------------------------------------- login
