@@ -173,7 +173,7 @@ check "vlock, infrastructure: $BOB (not enabled) gets '$BOB's $UNIX_PROMPT' and 
     eval 'vlock_ok vl-infra && saw vl-infra "$BOB'"'"'s $UNIX_PROMPT" && lacks_re vl-infra "$BIOUNLOCK_WORDS_RE"' -- $(files vl-infra)
 vlock_as vl-touch "$ALICE" '=: $' '~' "!$ALICE_FINGER"
 check "vlock: '$ALICE's $VL_TTY', and a touch unlocks" \
-    eval 'saw vl-touch "$ALICE'"'"'s $VL_TTY" && vlock_ok vl-touch' -- $(files vl-touch)
+    eval 'saw_in_order vl-touch "$ALICE'"'"'s " "$VL_TTY" && vlock_ok vl-touch' -- $(files vl-touch)
 vlock_as vl-unix "$ALICE" '=: $' '~' ">$ALICE_PW"
 check "vlock: the Unix password typed at that prompt unlocks, with no second prompt" \
     eval 'saw vl-unix "$VL_TTY" && vlock_ok vl-unix && lacks vl-unix "$UNIX_PROMPT"' -- $(files vl-unix)

@@ -16,9 +16,10 @@ enum ContractText {
     static func done(_ cred: String, _ service: String) -> String { "\(cred) for \(service): " }
     static func touchRequest(_ service: String) -> String { "Touch the fingerprint reader to authenticate for \(service)" }
     /// `PIN locked for 4 min: use your finger or your password.` / `...: use your password.`
+    /// (the time left in whatever form it takes).
     static func isPinLocked(_ message: String, fingerToo: Bool) -> Bool {
         let tail = fingerToo ? ": use your finger or your password." : ": use your password."
-        return message.hasPrefix("ERROR: PIN locked for ") && message.hasSuffix(" min" + tail)
+        return message.hasPrefix("ERROR: PIN locked for ") && message.hasSuffix(tail)
     }
 }
 

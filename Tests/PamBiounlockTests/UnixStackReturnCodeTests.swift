@@ -127,10 +127,12 @@ final class UnixStackReturnCodeTests: XCTestCase {
             let rhost = ["--rhost", "203.0.113.7"]
             let viaPin = try world.authenticate(answers: [pin], extra: rhost)
             XCTAssertEqual(viaPin.code, "PAM_SUCCESS", option)
-            XCTAssertEqual(viaPin.messages, [pinOnly], "\(option): no touch request, no finger")
+            XCTAssertEqual(viaPin.messages.filter { $0.hasPrefix("PROMPT_") }, [pinOnly], "\(option): the PIN-or-password prompt alone")
+            XCTAssertFalse(viaPin.messages.contains("INFO: " + ContractText.touchRequest(service)), "\(option): no touch request")
             let viaPassword = try world.authenticate(answers: [password], extra: rhost)
             XCTAssertEqual(viaPassword.code, "PAM_SUCCESS", option)
-            XCTAssertEqual(viaPassword.messages, [pinOnly], "\(option): the password at biounlock's prompt, no second prompt")
+            XCTAssertEqual(viaPassword.messages.filter { $0.hasPrefix("PROMPT_") }, [pinOnly],
+                           "\(option): the password at biounlock's prompt, no second prompt")
         }
         XCTAssertEqual(try world.authenticate(answers: ["not-the-Pw-3"], extra: ["--rhost", "203.0.113.7"]).code, "PAM_AUTH_ERR")
     }
@@ -190,7 +192,7 @@ final class UnixStackReturnCodeTests: XCTestCase {
         XCTAssertEqual(try failures().passcode, 6, "nor counted")
         XCTAssertEqual(rightPin.messages.filter { ContractText.isPinLocked($0, fingerToo: true) }.count, 1,
                        "told once: \(rightPin.messages)")
-        XCTAssertEqual(rightPin.messages.last, passwordOrEnter, "{Cred} is Password while the PIN is locked")
+        XCTAssertEqual(rightPin.messages.filter { $0.hasPrefix("PROMPT_") }, [passwordOrEnter], "{Cred} is Password while the PIN is locked")
 
         let finger = try world.authenticate(answers: [""], touches: [touch])
         XCTAssertEqual(finger.code, "PAM_SUCCESS", "the finger still works: \(finger.messages)")
@@ -198,6 +200,15 @@ final class UnixStackReturnCodeTests: XCTestCase {
         let unix = try world.authenticate(answers: [password])
         XCTAssertEqual(unix.code, "PAM_SUCCESS", "the Unix password still works")
         XCTAssertFalse(unix.messages.contains(unixPrompt), "typed once, at biounlock's prompt")
+    }
+
+    /// "...and the right PIN is refused until the wait is over": six failures two hours ago.
+    func testRightPinWorksAgainOnceTheWaitIsOver() throws {
+        try world.stack("touch_first=0")
+        for _ in 0..<6 { _ = try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now() - 7200) }
+        let t = try world.authenticate(answers: [pin])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", "\(t.messages)")
+        XCTAssertEqual(t.messages, [pinOrEnter], "no lockout message once the wait is over")
     }
 
     func testNoPasscodeSetAsksForThePassword() throws {

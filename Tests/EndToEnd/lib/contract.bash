@@ -17,7 +17,8 @@ prompt_or_enter() { printf '%s for %s, or Enter to use the reader: ' "$1" "$2"; 
 touch_request() { printf 'Touch the fingerprint reader to authenticate for %s' "$1"; }
 
 # Messages (PAM_ERROR_MSG).
-PIN_LOCKED_RE='PIN locked for [0-9]+ min: use your finger or your password\.'
+# (the time left in whatever form: "4 min", "58 s", "1 h 5 min")
+PIN_LOCKED_RE='PIN locked for [0-9][^:]*: use your finger or your password\.'
 NOT_RECOGNISED="Fingerprint not recognised."
 
 # pam_unix's own prompt, after biounlock stepped aside or handed on.
