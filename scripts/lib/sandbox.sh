@@ -137,6 +137,15 @@ sandbox_add_user() {
     export SANDBOX_USERS
 }
 
+# sandbox_lock_account NAME: NAME's password in the shadow copy becomes "*" (no password opens
+# it, not even an empty one under nullok): for callers that fall back to another account (vlock
+# asks for root's password after the user's fails).
+sandbox_lock_account() {
+    awk -F: -v OFS=: -v n="$1" '$1 == n { $2 = "*" } { print }' "$SANDBOX_DIR/etc/shadow" >"$SANDBOX_DIR/etc/shadow.new" || return 1
+    cat "$SANDBOX_DIR/etc/shadow.new" >"$SANDBOX_DIR/etc/shadow"   # keeps the copy's owner and mode
+    rm -f "$SANDBOX_DIR/etc/shadow.new"
+}
+
 # Writes the sudoers file and the pam.d directory. Every user added so far may run anything
 # with sudo. Module arguments after the defaults come from SANDBOX_MODULE_ARGS.
 sandbox_write_config() {
@@ -239,13 +248,13 @@ _sandbox_enter() {
 }
 
 # With SANDBOX_PRIVATE_RUN=1: an empty tmpfs on /run (sshd's /run/sshd, utmp, a private
-# /run/dbus for polkit) and private copies of the login records (/var/log/wtmp, btmp, lastlog,
+# /run/dbus for polkit, /run/tmp for temporary files) and private copies of the login records (/var/log/wtmp, btmp, lastlog,
 # faillog), so that sshd, login and su record their sessions inside the sandbox only.
 _sandbox_private_run() {
     local f copy
     mount -t tmpfs -o mode=0755,size=16m sandbox-run /run || { sandbox_die "cannot mount tmpfs on /run"; return 1; }
     mkdir -m 0755 /run/sshd /run/dbus /run/user /run/log
-    mkdir -m 1777 /run/lock
+    mkdir -m 1777 /run/lock /run/tmp   # /run/tmp: temporary files of the test users, gone with the namespace
     install -m 0664 -o root -g utmp /dev/null /run/utmp 2>/dev/null || : >/run/utmp
     mkdir -p -m 0700 "$SANDBOX_DIR/var"
     for f in /var/log/wtmp /var/log/btmp /var/log/lastlog /var/log/faillog; do
