@@ -273,11 +273,13 @@ public final class PolicyChain {
     /// Unix password. Nothing is shown for a wrong passcode: the caller reports the final failure.
     /// The passcode itself, once verified, never becomes PAM_AUTHTOK.
     ///
-    /// Cost: a wrong passcode, no passcode and a locked passcode each cost one Argon2id
-    /// computation at the shipped cost (TimingTests); text that cannot be a passcode of the
-    /// user's kind (letters for a PIN) costs none and is not counted, so that callers which never
-    /// call pam_setcred (polkit's helper, some lockers) do not pile up failures from a correct
-    /// Unix password.
+    /// Cost (TimingTests): a wrong passcode and no passcode each cost one Argon2id computation at
+    /// the shipped cost, so the two cannot be told apart by time. While the passcode is locked
+    /// nothing is checked and no Argon2id runs: a lockout also spares the machine a guessing run,
+    /// and it is no secret (the user is told, and the guesses that caused it were the guesser's).
+    /// Text that cannot be a passcode of the user's kind (letters for a PIN) costs none and is not
+    /// counted, so that callers which never call pam_setcred (polkit's helper, some lockers) do
+    /// not pile up failures from a correct Unix password.
     func decideTyped(_ typed: Secret, user: UserRecord, passcodeLocked: Bool, request: AuthRequest, store: AuthStore) -> Decision {
         guard options.policy == .biometricsOrPasscode else { return handOn(typed, .passwordHandedOver) }
         guard let stored = user.passcode else {
@@ -285,10 +287,7 @@ public final class PolicyChain {
             return handOn(typed, .noPasscode)
         }
         guard stored.kind.problem(with: typed) == nil else { return handOn(typed, .passwordHandedOver) }
-        if passcodeLocked {
-            Passcode.burnEquivalentWork()
-            return handOn(typed, .passcodeLocked, method: .passcode)
-        }
+        if passcodeLocked { return handOn(typed, .passcodeLocked, method: .passcode) }
         do { try Passcode.checkUsable(stored.hash) } catch {
             logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
             return handOn(typed, .passcodeUnusable, method: .passcode)
@@ -321,9 +320,8 @@ public final class PolicyChain {
             return handOn(typed, .wrongPasscode, method: .passcode)
         case .locked(let until):
             // Locked by attempts made meanwhile (the check at the start saw it open): not checked,
-            // the same work spent as for a check, and the user told once.
+            // and the user told once.
             if let until { say(request, exchange: Messages.passcodeLocked(stored.kind, timeLeft: until &- clock.now(), fingerUsable: false), isError: true) }
-            Passcode.burnEquivalentWork()
             return handOn(typed, .passcodeLocked, method: .passcode)
         }
     }
