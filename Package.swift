@@ -3,8 +3,8 @@
 // biounlock: biometric-or-passcode authentication for Linux PAM.
 //
 // Layers, bottom to top (the tree under Sources/ follows them):
-//   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt), CSystem (libc)
-//   core policy     BiounlockCore                     (options, policy chain, messages, secrets)
+//   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt), CSystem, CIntl (libc)
+//   core policy     BiounlockCore                     (options, policy chain, messages and their translations, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
 //   sensors         BiounlockSensors                  (simulated sensor; libfprint through the helper)
 //   helper          biounlock-fprint                  (the only program that loads libfprint-2 / GLib)
@@ -49,11 +49,13 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libc's GNU extensions that the Glibc module hides (open-file-description locks).
         .systemLibrary(name: "CSystem"),
+        // glibc's gettext (libintl is part of libc: no library to link) and the locale queries.
+        .systemLibrary(name: "CIntl"),
         .systemLibrary(name: "CFPrint", pkgConfig: "libfprint-2",
                        providers: [.apt(["libfprint-2-dev", "libglib2.0-dev"])]),
 
         // Core policy: no Foundation (it is linked into the PAM module).
-        .target(name: "BiounlockCore", dependencies: ["CSodium"]),
+        .target(name: "BiounlockCore", dependencies: ["CSodium", "CIntl"]),
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite", "CSystem"]),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
         .target(name: "BiounlockFprintProtocol"),

@@ -31,6 +31,10 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     for note in loaded.notes { logger.log(.notice, note) }
     let options = loaded.options
     logger.debugEnabled = options.debug
+    // Messages in the host's locale (the module never sets it): only the domain's directory is
+    // chosen here; catalogs are checked and bound when the first text is translated.
+    Localization.use(directory: options.localeDir)
+    defer { for problem in Localization.takeProblems() { logger.log(.warning, problem) } }
 
     let user: String
     switch PamHandle.user(pamh) {

@@ -73,8 +73,13 @@ public struct Options: Equatable, Sendable {
     /// alone before the passcode-or-password prompt comes up (the reader keeps waiting behind it).
     /// 0: the prompt at once, for callers that answer every prompt with the secret they hold.
     public var touchFirstSeconds: Int = 2
-    /// The touch prompt; `%s` becomes the PAM service.
-    public var reason: String = "Touch the fingerprint reader to authenticate for %s"
+    /// The touch prompt; `%s` becomes the PAM service. The default is shown in the user's
+    /// language; a text the admin sets is shown as written.
+    public var reason: String = Options.defaultReason
+    public static let defaultReason = "Touch the fingerprint reader to authenticate for %s"
+    /// Test setting: where the message catalogs are (`LANG/LC_MESSAGES/biounlock.mo`). Only ever
+    /// read from root-owned configuration, like every option.
+    public var localeDir: String = Localization.defaultDirectory
 
     public init() {}
 }
@@ -254,6 +259,10 @@ extension Options {
         OptionKey(name: "reason", accepts: "text of at most 200 bytes, %s for the service") { o, v in
             guard let v, !v.isEmpty, v.utf8.count <= 200, v.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else { return false }
             o.reason = v; return true
+        },
+        OptionKey(name: "locale_dir", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.localeDir = v; return true
         },
         OptionKey(name: "fprint_helper", accepts: "an absolute path") { o, v in
             guard let v, isAbsolutePath(v) else { return false }

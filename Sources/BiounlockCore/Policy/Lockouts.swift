@@ -74,14 +74,3 @@ public enum PasscodeRequirement {
         return nil
     }
 }
-
-/// "4 min", "1 h 5 min", "30 s": time left, rounded up to the minute past one minute.
-public func describeTimeLeft(_ raw: Int64) -> String {
-    // Clamped: a corrupt timestamp in the store must not overflow (and trap) inside sudo.
-    let seconds = min(max(raw, 0), 100 * 366 * 86400)
-    if seconds < 60 { return "\(max(seconds, 1)) s" }
-    let minutes = seconds / 60 + (seconds % 60 == 0 ? 0 : 1)
-    if minutes < 60 { return "\(minutes) min" }
-    let hours = minutes / 60, rest = minutes % 60
-    return rest == 0 ? "\(hours) h" : "\(hours) h \(rest) min"
-}

@@ -7,6 +7,7 @@
  *               [--rhost HOST] [--tty TTY] [--ruser USER] [--setcred-user USER] [--env NAME=VALUE]...
  *               [--syslog] [--count-argon2] [--close-std] [--fail-messages]
  *               [--host-check] [--cycles N] [--auth-count N] [--no-auth] [--fork] [--time]
+ *               [--setlocale]
  *
  * Conversation: every message is printed as "INFO: ...", "ERROR: ...", "PROMPT_OFF: ..." or
  * "PROMPT_ON: ..."; prompts take the next --answer in order, except a prompt whose text is exactly
@@ -27,6 +28,10 @@
  * The last line is "RESULT <code> <NAME>"; with --setcred also "SETCRED <code> <NAME>".
  * --ruser sets PAM_RUSER before authenticating; --setcred-user sets PAM_USER before pam_setcred
  * (sudo authenticates the invoking user, then makes PAM_USER the target user).
+ *
+ * --setlocale calls setlocale(LC_ALL, "") before pam_start, as sudo, su, login and sshd do: the
+ * module's messages are then in the language of LANG / LC_ALL / LANGUAGE (without it the harness
+ * stays in the C locale, and every message is English whatever the environment says).
  *
  * Test options:
  *   --syslog        print what the module logs (pam_syslog) as "SYSLOG: <text>" instead of
@@ -59,6 +64,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -401,7 +407,7 @@ int main(int argc, char **argv) {
     const char *env[16];
     int env_count = 0;
     int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0;
-    int check_host = 0;
+    int check_host = 0, use_locale = 0;
     const char *sigchld = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--confdir") == 0 && i + 1 < argc) confdir = argv[++i];
@@ -432,6 +438,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-auth") == 0) auth_count = 0;
         else if (strcmp(argv[i], "--fork") == 0) do_fork = 1;
         else if (strcmp(argv[i], "--time") == 0) timed = 1;
+        else if (strcmp(argv[i], "--setlocale") == 0) use_locale = 1;
         else if (strcmp(argv[i], "--check-host") == 0) check_host = 1;
         else if (strcmp(argv[i], "--sigchld") == 0 && i + 1 < argc) sigchld = argv[++i];
         else { fprintf(stderr, "pam-harness: unknown or incomplete argument %s\n", argv[i]); return 64; }
@@ -441,6 +448,7 @@ int main(int argc, char **argv) {
         return 64;
     }
     if (strcmp(user, "@NONE") == 0) user = NULL;
+    if (use_locale && setlocale(LC_ALL, "") == NULL) fprintf(stderr, "pam-harness: setlocale(LC_ALL, \"\") failed: the C locale stays\n");
     out = stdout;
     if (close_std) {
         int keep = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 100);
