@@ -5,7 +5,12 @@ import BiounlockCore
 // logic it needs lives in the libraries the module uses too.
 // Exit codes: 0 success, 1 failure (including "must be root"), 64 usage error.
 
+// The CLI is a program of its own: it takes the locale of its environment (the module never
+// does: its host has). Texts for people are translated (Localization.swift); with --json
+// everything it prints is English, like its exit codes and the config words.
 setlocale(LC_ALL, "")
+Localization.use(directory: CLILocale.directory(arguments: Array(CommandLine.arguments.dropFirst())))
+
 let commands: [CommandSpec] = [
     EnrolCommand.spec, UnenrolCommand.spec,
     PasscodeCommand.set, PasscodeCommand.clear,
@@ -17,17 +22,17 @@ let commands: [CommandSpec] = [
 ]
 
 let topHelp = """
-    biounlock: biometric-or-passcode authentication for Linux PAM (admin tool)
+    \(L("biounlock: biometric-or-passcode authentication for Linux PAM (admin tool)"))
 
-    USAGE: biounlock [global options] <command> [arguments]
+    \(L("USAGE: {usage}", ["usage": "biounlock " + L("[global options] <command> [arguments]")]))
 
-    COMMANDS:
+    \(L("COMMANDS:"))
     \(commands.map { "  " + $0.usage.dropFirst("biounlock ".count).description.padding(to: 44) + $0.abstract }.joined(separator: "\n"))
 
-    GLOBAL OPTIONS:
+    \(L("GLOBAL OPTIONS:"))
     \(GlobalOptions.helpLines.joined(separator: "\n"))
 
-    Run 'biounlock <command> --help' for a command's details.
+    \(L("Run '{command}' for a command's details.", ["command": "biounlock <command> --help"]))
     """
 
 let status: Int32
@@ -37,15 +42,17 @@ do {
         print(text)
         status = 0
     case .run(let invocation):
+        if invocation.globals.json { CLILocale.english() }
         if invocation.spec.writes && geteuid() != 0 {
-            throw CommandFailure("'\(invocation.spec.path.joined(separator: " "))' changes the biounlock store, which only root may do; run it as root (e.g. with sudo)")
+            throw CommandFailure(L("'{command}' changes the biounlock store, which only root may do; run it as root (e.g. with sudo)",
+                                   ["command": invocation.spec.path.joined(separator: " ")]))
         }
         status = try invocation.spec.run(invocation)
     }
 } catch let error as UsageError {
     Output.error(error.message)
     let help = (["biounlock"] + (error.command?.path ?? []) + ["--help"]).joined(separator: " ")
-    Output.errorLine("Usage: \(error.command?.usage ?? "biounlock <command> [arguments]"); see '\(help)'.")
+    Output.errorLine(L("Usage: {usage}; see '{help}'.", ["usage": error.command?.usage ?? "biounlock <command> [arguments]", "help": help]))
     status = 64
 } catch let error as CommandFailure {
     Output.error(error.message)

@@ -20,19 +20,19 @@ public enum EnableCheck {
         case nil: break
         case .success(let list) where !list.isEmpty: break
         case .success:
-            out.append(Refusal(problem: "no fingerprint reader is present (sensor \(options.sensor.rawValue))",
-                               fix: "\(prefix) sensors   # then plug in a reader, or check fprint_device"))
+            out.append(Refusal(problem: L("no fingerprint reader is present (sensor {sensor})", ["sensor": options.sensor.rawValue]),
+                               fix: "\(prefix) sensors   # " + L("then plug in a reader, or check fprint_device")))
         case .failure(let why):
-            out.append(Refusal(problem: "the fingerprint readers cannot be listed: \(why)",
-                               fix: "\(prefix) sensors   # then fix fprint_helper in \(options.configPath)"))
+            out.append(Refusal(problem: L("the fingerprint readers cannot be listed: {reason}", ["reason": "\(why)"]),
+                               fix: "\(prefix) sensors   # " + L("then fix fprint_helper in {path}", ["path": options.configPath])))
         }
         let fingers = record?.templates.filter { $0.sensor == options.sensor } ?? []
         if fingers.isEmpty {
-            out.append(Refusal(problem: "no finger is enrolled for \(user) on the \(options.sensor.rawValue) sensor",
+            out.append(Refusal(problem: L("no finger is enrolled for {user} on the {sensor} sensor", ["user": user, "sensor": options.sensor.rawValue]),
                                fix: "\(prefix) enrol \(user) --finger \(Finger.default.name)"))
         }
         if options.policy == .biometricsOrPasscode && record?.passcode == nil {
-            out.append(Refusal(problem: "no passcode is set for \(user) (policy \(options.policy.rawValue) falls back to it)",
+            out.append(Refusal(problem: L("no passcode is set for {user} (policy {policy} falls back to it)", ["user": user, "policy": options.policy.rawValue]),
                                fix: "\(prefix) passcode set \(user) --kind pin"))
         }
         return out

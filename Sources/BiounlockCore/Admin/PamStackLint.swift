@@ -45,39 +45,46 @@ public enum PamStackLint {
         func finding(_ severity: Finding.Severity, _ message: String, _ fix: String) {
             findings.append(Finding(severity: severity, file: line.file, line: line.line, message: "\(service): \(message)", fix: fix))
         }
+        // TRANSLATORS: `biounlock doctor` on a pam.d file; control values (required, success=done,
+        // authinfo_unavail=ignore...), module names and the lines to add are PAM's words: keep them.
+        let useRecommended = L("use: {line}", ["line": "auth \(recommendedControl) pam_biounlock.so"])
         let control = parseControl(line.control)
         switch control {
         case .simple("required"), .simple("requisite"):
-            finding(.problem, "pam_biounlock.so is '\(line.control)': when the reader is missing, the store is unavailable or the user presses Enter, the whole stack fails and nobody can fall back to the password",
-                    "use: auth \(recommendedControl) pam_biounlock.so")
+            finding(.problem, L("pam_biounlock.so is '{control}': when the reader is missing, the store is unavailable or the user presses Enter, the whole stack fails and nobody can fall back to the password",
+                                ["control": line.control]), useRecommended)
         case .simple("sufficient"):
-            finding(.warning, "pam_biounlock.so is 'sufficient': a wrong biounlock passcode falls through to the password instead of failing, so the passcode lockout can be bypassed by pressing on",
-                    "use: auth \(recommendedControl) pam_biounlock.so")
+            finding(.warning, L("pam_biounlock.so is 'sufficient': a wrong biounlock passcode falls through to the password instead of failing, so the passcode lockout can be bypassed by pressing on"),
+                    useRecommended)
         case .simple("optional"):
-            finding(.problem, "pam_biounlock.so is 'optional': its success does not end authentication, so users are asked for the password anyway",
-                    "use: auth \(recommendedControl) pam_biounlock.so")
+            finding(.problem, L("pam_biounlock.so is 'optional': its success does not end authentication, so users are asked for the password anyway"),
+                    useRecommended)
         case .simple(let other):
-            finding(.problem, "unknown control '\(other)' for pam_biounlock.so", "use: auth \(recommendedControl) pam_biounlock.so")
+            finding(.problem, L("unknown control '{control}' for pam_biounlock.so", ["control": other]), useRecommended)
         case .bracket(let actions):
             if actions["success"] == nil || actions["success"] == "ignore" {
-                finding(.problem, "a biounlock success does not end authentication (no success=done/end/N)", "use: auth \(recommendedControl) pam_biounlock.so")
+                finding(.problem, L("a biounlock success does not end authentication (no success=done/end/N)"), useRecommended)
             }
-            for (code, meaning) in [("authinfo_unavail", "no reader, nothing enrolled, a timeout or Enter alone"), ("ignore", "users who have not enabled biometric unlock")] {
+            for code in ["authinfo_unavail", "ignore"] {
                 let action = actions[code] ?? actions["default"] ?? "bad"
                 if action == "die" || action == "bad" {
-                    finding(.problem, "\(code)=\(action): \(meaning) would fail the whole stack instead of falling back to the password",
-                            "add \(code)=ignore (recommended: \(recommendedControl))")
+                    let v: KeyValuePairs = ["setting": "\(code)=\(action)"]
+                    finding(.problem, code == "ignore"
+                                ? L("{setting}: users who have not enabled biometric unlock would fail the whole stack instead of falling back to the password", v)
+                                : L("{setting}: no reader, nothing enrolled, a timeout or Enter alone would fail the whole stack instead of falling back to the password", v),
+                            L("add {setting} (recommended: {control})", ["setting": "\(code)=ignore", "control": recommendedControl]))
                 }
             }
             let unknownUser = actions["user_unknown"] ?? actions["default"] ?? "bad"
             if unknownUser == "die" || unknownUser == "bad" {
-                finding(.warning, "user_unknown=\(unknownUser): a name that is not a user gets no password prompt, so a login prompt tells which names exist",
-                        "add user_unknown=ignore")
+                finding(.warning, L("{setting}: a name that is not a user gets no password prompt, so a login prompt tells which names exist",
+                                    ["setting": "user_unknown=\(unknownUser)"]),
+                        L("add {setting}", ["setting": "user_unknown=ignore"]))
             }
             let unknown = actions["module_unknown"] ?? actions["default"] ?? "bad"
             if unknown == "die" || unknown == "bad" {
-                finding(.warning, "module_unknown=\(unknown): if pam_biounlock.so goes missing (a bad upgrade), everyone is locked out",
-                        "add module_unknown=ignore")
+                finding(.warning, L("{setting}: if pam_biounlock.so goes missing (a bad upgrade), everyone is locked out", ["setting": "module_unknown=\(unknown)"]),
+                        L("add {setting}", ["setting": "module_unknown=ignore"]))
             }
         }
 
@@ -85,25 +92,28 @@ public enum PamStackLint {
         let earlier = stack[..<index]
         if let unix = earlier.first(where: { passwordModules.contains($0.moduleName) }) {
             findings.append(Finding(severity: .problem, file: line.file, line: line.line,
-                                    message: "\(service): pam_biounlock.so comes after \(unix.moduleName) (\(unix.file):\(unix.line)): the password is asked first",
-                                    fix: "move the pam_biounlock.so line before \(unix.moduleName) (or before @include common-auth)"))
+                                    message: "\(service): " + L("pam_biounlock.so comes after {module} ({place}): the password is asked first",
+                                                                 ["module": unix.moduleName, "place": "\(unix.file):\(unix.line)"]),
+                                    fix: L("move the pam_biounlock.so line before {module} (or before @include common-auth)", ["module": unix.moduleName])))
         } else if let password = later.first(where: { passwordModules.contains($0.moduleName) }) {
             // Text typed at biounlock's prompt that is not the passcode is handed on as
             // PAM_AUTHTOK; without try_first_pass/use_first_pass the password module ignores it and
             // asks again, and people type their password twice.
             if !password.arguments.contains(where: { $0 == "try_first_pass" || $0 == "use_first_pass" }) {
                 findings.append(Finding(severity: .problem, file: password.file, line: password.line,
-                                        message: "\(service): \(password.moduleName) after pam_biounlock.so has no try_first_pass: the Unix password typed at biounlock's prompt is asked for again",
-                                        fix: "add try_first_pass to that \(password.moduleName) line (pam-auth-update --enable biounlock does it in common-auth)"))
+                                        message: "\(service): " + L("{module} after pam_biounlock.so has no try_first_pass: the Unix password typed at biounlock's prompt is asked for again",
+                                                                     ["module": password.moduleName]),
+                                        fix: L("add try_first_pass to that {module} line (pam-auth-update --enable biounlock does it in common-auth)",
+                                               ["module": password.moduleName])))
             }
         } else {
-            finding(.problem, "no password module after pam_biounlock.so: when the finger and passcode cannot be used, nobody can log in",
-                    "add 'auth [success=1 default=ignore] pam_unix.so nullok try_first_pass' after the pam_biounlock.so line")
+            finding(.problem, L("no password module after pam_biounlock.so: when the finger and passcode cannot be used, nobody can log in"),
+                    L("add '{line}' after the pam_biounlock.so line", ["line": "auth [success=1 default=ignore] pam_unix.so nullok try_first_pass"]))
         }
         if let fprintd = stack.first(where: { $0.moduleName == "pam_fprintd.so" }) {
             findings.append(Finding(severity: .warning, file: fprintd.file, line: fprintd.line,
-                                    message: "\(service): pam_fprintd.so is also in the auth stack: the finger is asked for twice, and fprintd holds the reader",
-                                    fix: "remove pam_fprintd.so from this stack (pam-auth-update --disable fprintd)"))
+                                    message: "\(service): " + L("pam_fprintd.so is also in the auth stack: the finger is asked for twice, and fprintd holds the reader"),
+                                    fix: L("remove pam_fprintd.so from this stack ({command})", ["command": "pam-auth-update --disable fprintd"])))
         }
         return findings
     }

@@ -17,9 +17,11 @@ public enum SensorsReport {
     }
 
     public static func text(sensor: SensorKind, readers: [ReaderInfo]) -> String {
-        guard !readers.isEmpty else { return "No fingerprint reader found (sensor \(sensor.rawValue))." }
+        guard !readers.isEmpty else { return L("No fingerprint reader found (sensor {sensor}).", ["sensor": sensor.rawValue]) }
         return readers.map { r in
-            "\(r.driver)/\(r.device)  \(r.name)\n  enrol stages: \(r.enrolStages), scan: \(r.scanType), features: \(r.features.joined(separator: ", "))"
+            // TRANSLATORS: {scan} (press, swipe) and {features} are libfprint's words: keep them.
+            "\(r.driver)/\(r.device)  \(r.name)\n  " + L("enrol stages: {stages}, scan: {scan}, features: {features}",
+                                                        ["stages": String(r.enrolStages), "scan": r.scanType, "features": r.features.joined(separator: ", ")])
         }.joined(separator: "\n")
     }
 }
@@ -40,9 +42,11 @@ public struct FprintdReport: Equatable, Sendable {
     public var notes: [String] {
         var out: [String] = []
         if !pamFiles.isEmpty {
-            out.append("note: pam_fprintd is also configured (\(pamFiles.joined(separator: ", "))). fprintd holds the reader while it waits for a finger; biounlock then finds it busy and falls back. Use one of the two per service.")
+            out.append(L("note: pam_fprintd is also configured ({files}). fprintd holds the reader while it waits for a finger; biounlock then finds it busy and falls back. Use one of the two per service.",
+                         ["files": pamFiles.joined(separator: ", ")]))
         } else if let daemon {
-            out.append("note: fprintd is installed (\(daemon)). While a client of it has claimed the reader, biounlock finds it busy and falls back.")
+            out.append(L("note: fprintd is installed ({path}). While a client of it has claimed the reader, biounlock finds it busy and falls back.",
+                         ["path": daemon]))
         }
         return out
     }

@@ -1,5 +1,6 @@
 /// The shape of `biounlock status`, as text and as JSON. The JSON shape is documented in the
-/// README and pinned by a test: add fields, never rename or remove them.
+/// README and pinned by a test: add fields, never rename or remove them. The text is for people
+/// (translated); the JSON, the audit codes and the config words in both are not.
 public enum StatusReport {
     /// What is in force for a user now: lockouts and the passcode requirement.
     public struct Now {
@@ -38,27 +39,37 @@ public enum StatusReport {
         }))])
     }
 
-    /// One line per event for `biounlock log`.
+    /// One line per event for `biounlock log` (outcome, method and reason are codes).
     public static func text(event e: AuditEvent) -> String {
-        var where_ = e.service
-        if !e.tty.isEmpty { where_ += " on \(e.tty)" }
-        if !e.rhost.isEmpty { where_ += " from \(e.rhost)" }
+        let v: KeyValuePairs = ["service": e.service, "tty": e.tty, "host": e.rhost]
+        let where_: String
+        switch (e.tty.isEmpty, e.rhost.isEmpty) {
+        case (true, true): where_ = e.service
+        case (false, true): where_ = L("{service} on {tty}", v)
+        case (true, false): where_ = L("{service} from {host}", v)
+        case (false, false): where_ = L("{service} on {tty} from {host}", v)
+        }
         return "\(iso8601(e.time))  \(e.user)  \(where_)  \(e.outcome) (\(e.method.rawValue), \(e.reason))"
     }
 
     /// One line per user for `biounlock list`.
     public static func line(user r: UserRecord, now: Now) -> String {
-        let locks = [Lockouts.biometric(r, options: now.options, now: now.time) != .open ? "finger locked" : nil,
-                     Lockouts.passcode(r, options: now.options, now: now.time) != .open ? "passcode locked" : nil].compactMap { $0 }
-        let services = r.serviceOverrides.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value ? "on" : "off")" }
+        let locks = [Lockouts.biometric(r, options: now.options, now: now.time) != .open ? L("finger locked") : nil,
+                     Lockouts.passcode(r, options: now.options, now: now.time) != .open ? L("passcode locked") : nil].compactMap { $0 }
+        let services = r.serviceOverrides.sorted { $0.key < $1.key }.map { o in
+            o.value ? L("{service} on", ["service": o.key]) : L("{service} off", ["service": o.key])
+        }
         let binding = now.binding(r)
         guard binding.isBound else {
-            return "\(r.name): NOT THIS ACCOUNT'S -- \(binding.problem(user: r.name)); clear it with: \(AccountBinding.fix(user: r.name, globals: now.globals))"
+            return L("{user}: NOT THIS ACCOUNT'S -- {problem}; clear it with: {command}",
+                     ["user": r.name, "problem": binding.localizedProblem(user: r.name), "command": AccountBinding.fix(user: r.name, globals: now.globals)])
         }
-        var parts = ["\(r.name): \(r.enabled ? "on" : "off")"]
+        // TRANSLATORS: `biounlock list`, one line per user: "alice: on (sudo off) · 2 fingers ·
+        // passcode pin · finger locked"; {kind} is pin, password or pattern.
+        var parts = [r.enabled ? L("{user}: on", ["user": r.name]) : L("{user}: off", ["user": r.name])]
         if !services.isEmpty { parts.append("(" + services.joined(separator: ", ") + ")") }
-        parts.append("· \(r.templates.count) finger\(r.templates.count == 1 ? "" : "s")")
-        parts.append("· passcode \(r.passcode?.kind.rawValue ?? "not set")")
+        parts.append(L("· 1 finger", plural: "· {count} fingers", count: r.templates.count))
+        parts.append(r.passcode.map { L("· passcode {kind}", ["kind": $0.kind.rawValue]) } ?? L("· passcode not set"))
         if !locks.isEmpty { parts.append("· " + locks.joined(separator: ", ")) }
         return parts.joined(separator: " ")
     }
@@ -122,9 +133,9 @@ public enum StatusReport {
 
     static func text(_ state: Lockouts.State, now: Now) -> String {
         switch state {
-        case .open: return "no"
-        case .locked(nil): return "yes, until the passcode is entered (or biounlock reset)"
-        case .locked(let until?): return "yes, \(describeTimeLeft(until &- now.time)) left (until \(iso8601(until)))"
+        case .open: return L("no")
+        case .locked(nil): return L("yes, until the passcode is entered (or biounlock reset)")
+        case .locked(let until?): return L("yes, {time} left (until {date})", ["time": describeTimeLeft(until &- now.time), "date": iso8601(until)])
         }
     }
 
@@ -132,31 +143,38 @@ public enum StatusReport {
         var lines = ["\(r.name)"]
         let binding = now.binding(r)
         if !binding.isBound {
-            lines.append("  NOT THIS ACCOUNT'S RECORD: \(binding.problem(user: r.name)).")
-            lines.append("    The module ignores it. Clear it with: \(AccountBinding.fix(user: r.name, globals: now.globals))")
+            lines.append("  " + L("NOT THIS ACCOUNT'S RECORD: {problem}.", ["problem": binding.localizedProblem(user: r.name)]))
+            lines.append("    " + L("The module ignores it. Clear it with: {command}", ["command": AccountBinding.fix(user: r.name, globals: now.globals)]))
         }
-        lines.append("  biometric unlock: \(r.enabled ? "on" : "off")\(binding.isBound || !r.enabled ? "" : " (stored, but ignored: see above)")")
+        // TRANSLATORS: `biounlock status USER`, one line per setting; {kind} is pin, password
+        // or pattern, {sensor} libfprint or simulated, {rule} boot, enrolment, age or first-use.
+        if !r.enabled {
+            lines.append("  " + L("biometric unlock: off"))
+        } else {
+            lines.append("  " + (binding.isBound ? L("biometric unlock: on") : L("biometric unlock: on (stored, but ignored: see above)")))
+        }
         for (service, on) in r.serviceOverrides.sorted(by: { $0.key < $1.key }) {
-            lines.append("    for \(service): \(on ? "on" : "off")")
+            lines.append("    " + (on ? L("for {service}: on", ["service": service]) : L("for {service}: off", ["service": service])))
         }
         if r.templates.isEmpty {
-            lines.append("  fingers: none enrolled")
+            lines.append("  " + L("fingers: none enrolled"))
         } else {
-            lines.append("  fingers:")
+            lines.append("  " + L("fingers:"))
             for t in r.templates {
-                let reader = t.driver.isEmpty ? "" : " on \(t.driver)/\(t.device)"
-                lines.append("    \(t.finger.name) (\(t.sensor.rawValue)\(reader), enrolled \(iso8601(t.created)))"
-                             + (check(t).map { " UNUSABLE: \($0); enrol it again" } ?? ""))
+                let v: KeyValuePairs = ["finger": t.finger.name, "sensor": t.sensor.rawValue, "reader": "\(t.driver)/\(t.device)", "date": iso8601(t.created)]
+                let line = t.driver.isEmpty ? L("{finger} ({sensor}, enrolled {date})", v) : L("{finger} ({sensor} on {reader}, enrolled {date})", v)
+                lines.append("    " + line + (check(t).map { " " + L("UNUSABLE: {problem}; enrol it again", ["problem": $0]) } ?? ""))
             }
         }
-        lines.append("  passcode: \(r.passcode.map { $0.kind.rawValue } ?? "not set")")
-        lines.append("  consecutive failures: \(r.biometricFailures) finger, \(r.passcodeFailures) passcode")
-        lines.append("  fingerprint locked: \(text(Lockouts.biometric(r, options: now.options, now: now.time), now: now))")
-        lines.append("  passcode locked: \(text(Lockouts.passcode(r, options: now.options, now: now.time), now: now))")
+        lines.append("  " + (r.passcode.map { L("passcode: {kind}", ["kind": $0.kind.rawValue]) } ?? L("passcode: not set")))
+        lines.append("  " + L("consecutive failures: {finger} finger, {passcode} passcode",
+                              ["finger": String(r.biometricFailures), "passcode": String(r.passcodeFailures)]))
+        lines.append("  " + L("fingerprint locked: {state}", ["state": text(Lockouts.biometric(r, options: now.options, now: now.time), now: now)]))
+        lines.append("  " + L("passcode locked: {state}", ["state": text(Lockouts.passcode(r, options: now.options, now: now.time), now: now)]))
         let required = PasscodeRequirement.reason(r, options: now.options, now: now.time, bootID: now.bootID)
-        lines.append("  passcode required next: \(required.map { "yes (\(requirementName($0)))" } ?? "no")")
-        lines.append("  last success: \(r.lastSuccess.map(iso8601) ?? "never")")
-        lines.append("  last failure: \(r.lastFailure.map(iso8601) ?? "never")")
+        lines.append("  " + (required.map { L("passcode required next: yes ({rule})", ["rule": requirementName($0)]) } ?? L("passcode required next: no")))
+        lines.append("  " + (r.lastSuccess.map { L("last success: {time}", ["time": iso8601($0)]) } ?? L("last success: never")))
+        lines.append("  " + (r.lastFailure.map { L("last failure: {time}", ["time": iso8601($0)]) } ?? L("last failure: never")))
         return lines.joined(separator: "\n")
     }
 }

@@ -286,7 +286,7 @@ public final class PolicyChain {
             Passcode.burnEquivalentWork()
             return handOn(typed, .noPasscode)
         }
-        guard stored.kind.problem(with: typed) == nil else { return handOn(typed, .passwordHandedOver) }
+        guard stored.kind.accepts(typed) else { return handOn(typed, .passwordHandedOver) }
         if passcodeLocked { return handOn(typed, .passcodeLocked, method: .passcode) }
         do { try Passcode.checkUsable(stored.hash) } catch {
             logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")

@@ -18,19 +18,40 @@ public enum PasscodeKind: String, CaseIterable, Sendable {
         }
     }
 
-    /// Why a candidate passcode is not acceptable for this kind, or nil when it is.
+    /// The rules a candidate passcode can break.
+    enum BrokenRule: Equatable {
+        case pinTooShort, pinNotDigits, passwordTooShort, passwordControlCharacters, pattern(Pattern.Problem), tooLong
+    }
+
+    /// Whether a candidate passcode is acceptable for this kind (the module's check: no text made).
+    public func accepts(_ secret: Secret) -> Bool { brokenRule(secret) == nil }
+
+    /// Why a candidate passcode is not acceptable for this kind, or nil when it is (for the
+    /// person typing it: translated).
     public func problem(with secret: Secret) -> String? {
+        switch brokenRule(secret) {
+        case nil: return nil
+        case .pinTooShort?: return L("a PIN needs at least 4 digits")
+        case .pinNotDigits?: return L("a PIN may contain digits only")
+        case .passwordTooShort?: return L("a password needs at least 6 characters")
+        case .passwordControlCharacters?: return L("a password may not contain control characters")
+        case .pattern(let problem)?: return problem.description
+        case .tooLong?: return L("a passcode may be at most {count} bytes", ["count": String(Secret.maximumLength)])
+        }
+    }
+
+    func brokenRule(_ secret: Secret) -> BrokenRule? {
         switch self {
         case .pin:
-            if secret.count < 4 { return "a PIN needs at least 4 digits" }
-            if !secret.allBytes({ $0 >= 0x30 && $0 <= 0x39 }) { return "a PIN may contain digits only" }
+            if secret.count < 4 { return .pinTooShort }
+            if !secret.allBytes({ $0 >= 0x30 && $0 <= 0x39 }) { return .pinNotDigits }
         case .password:
-            if secret.count < 6 { return "a password needs at least 6 characters" }
-            if !secret.allBytes({ $0 >= 0x20 && $0 != 0x7f }) { return "a password may not contain control characters" }
+            if secret.count < 6 { return .passwordTooShort }
+            if !secret.allBytes({ $0 >= 0x20 && $0 != 0x7f }) { return .passwordControlCharacters }
         case .pattern:
-            if case .failure(let problem) = secret.withBytes({ Pattern.canonical(Array($0)) }) { return problem.description }
+            if case .failure(let problem) = secret.withBytes({ Pattern.canonical(Array($0)) }) { return .pattern(problem) }
         }
-        if secret.count > Secret.maximumLength { return "a passcode may be at most \(Secret.maximumLength) bytes" }
+        if secret.count > Secret.maximumLength { return .tooLong }
         return nil
     }
 }

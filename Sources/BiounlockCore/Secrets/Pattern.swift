@@ -19,9 +19,10 @@ public enum Pattern {
 
         public var description: String {
             switch self {
-            case .notAPoint: return "a pattern is typed with the digits 1-9 only"
-            case .pointUsedTwice(let p): return "point \(p) is used twice"
-            case .tooShort(let n): return "a pattern needs at least \(minimumPoints) points (this one has \(n))"
+            case .notAPoint: return L("a pattern is typed with the digits 1-9 only")
+            case .pointUsedTwice(let p): return L("point {point} is used twice", ["point": String(p)])
+            case .tooShort(let n):
+                return L("a pattern needs at least {minimum} points (this one has {count})", ["minimum": String(minimumPoints), "count": String(n)])
             }
         }
     }

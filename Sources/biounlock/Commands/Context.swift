@@ -13,8 +13,8 @@ struct Context {
         case .failure(let failure):
             throw CommandFailure("\(failure)")
         case .success(let loaded):
-            for d in loaded.diagnostics { Output.error("warning: \(d)") }
-            for n in loaded.notes { Output.error("note: \(n)") }
+            for d in loaded.diagnostics { Output.warning("\(d)") }
+            for n in loaded.notes { Output.error(L("note: {message}", ["message": n])) }
             options = loaded.options
         }
     }
@@ -26,7 +26,7 @@ struct Context {
             store.retention = Store.Retention(options)
             return store
         } catch {
-            throw CommandFailure("cannot open the store: \(error)")
+            throw CommandFailure(L("cannot open the store: {error}", ["error": "\(error)"]))
         }
     }
 
@@ -36,7 +36,7 @@ struct Context {
     /// The account for USER, or a failure naming the problem.
     func account(_ name: String) throws(CommandFailure) -> Account {
         guard let account = Accounts.lookup(name) else {
-            throw CommandFailure("no such user '\(sanitizedForLog(name))' on this system")
+            throw CommandFailure(L("no such user '{user}' on this system", ["user": sanitizedForLog(name)]))
         }
         return account
     }
@@ -45,17 +45,20 @@ struct Context {
     /// one `account` is (AccountBinding): the admin clears it first, so that nothing of the old
     /// account's is mixed with the new one's.
     func requireOwnRecord(_ account: Account, in store: Store) throws(CommandFailure) {
-        guard let record = try storeCall("cannot read the store", { () throws(StoreFailure) in try store.loadUser(account.name) }) else { return }
+        guard let record = try storeCall(L("cannot read the store"), { () throws(StoreFailure) in try store.loadUser(account.name) }) else { return }
         let binding = AccountBinding.of(record, account: account)
         guard binding.isBound else {
-            throw CommandFailure("\(binding.problem(user: account.name)).\n  Clear the old record first (its fingers, passcode, settings and counters), then set \(account.name) up again:\n    run: \(AccountBinding.fix(user: account.name, globals: invocation.globals.typed))")
+            throw CommandFailure(L("{problem}.\n  Clear the old record first (its fingers, passcode, settings and counters), then set {user} up again:\n    run: {command}",
+                                   ["problem": binding.localizedProblem(user: account.name), "user": account.name,
+                                    "command": AccountBinding.fix(user: account.name, globals: invocation.globals.typed)]))
         }
     }
 
     /// The finger a --finger value names (fprintd's names, or the short forms).
     func finger(_ name: String) throws(UsageError) -> Finger {
         guard let finger = Finger(name: name) else {
-            throw UsageError("unknown finger '\(sanitizedForLog(name))'; use one of: \(Finger.allCases.map(\.name).joined(separator: ", "))", command: invocation.spec)
+            throw UsageError(L("unknown finger '{finger}'; use one of: {fingers}",
+                               ["finger": sanitizedForLog(name), "fingers": Finger.allCases.map(\.name).joined(separator: ", ")]), command: invocation.spec)
         }
         return finger
     }
@@ -64,7 +67,7 @@ struct Context {
     func optionsWithDevice() throws(UsageError) -> Options {
         guard let device = invocation.value("--device") else { return options }
         guard let o = options.with(key: "fprint_device", value: device) else {
-            throw UsageError("'\(sanitizedForLog(device))' is not a reader name (driver, device id or driver/id)", command: invocation.spec)
+            throw UsageError(L("'{device}' is not a reader name (driver, device id or driver/id)", ["device": sanitizedForLog(device)]), command: invocation.spec)
         }
         return o
     }
@@ -77,7 +80,12 @@ struct Context {
     func now() -> Int64 { SystemClock().now() }
 }
 
-/// Runs a store call, turning its failure into a command failure.
+/// Runs a store call, turning its failure into a command failure: `what` (translated) and the
+/// store's reason (English, as in the logs).
 func storeCall<T>(_ what: String, _ body: () throws(StoreFailure) -> T) throws(CommandFailure) -> T {
-    do { return try body() } catch { throw CommandFailure("\(what): \(error)") }
+    do { return try body() } catch {
+        // TRANSLATORS: {what} says what failed ("cannot read the store"); {error} is the
+        // store's own reason, in English.
+        throw CommandFailure(L("{what}: {error}", ["what": what, "error": "\(error)"]))
+    }
 }

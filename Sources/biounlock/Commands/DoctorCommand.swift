@@ -8,10 +8,10 @@ import BiounlockStore
 enum DoctorCommand {
     static let spec = CommandSpec(
         path: ["doctor"], positionals: [],
-        options: [OptionSpec(name: "--pam-dir", value: "DIR", help: "PAM service files to check (default /etc/pam.d)"),
-                  OptionSpec(name: "--module", value: "PATH", help: "the installed module (default: searched in the security dirs)")],
-        abstract: "Check the installation and say how to fix each problem.",
-        discussion: "Module file, every pam.d service using it (control value, order, fallback, pam_fprintd), store and config permissions, reader, fprintd.",
+        options: [OptionSpec(name: "--pam-dir", value: "DIR", help: L("PAM service files to check (default /etc/pam.d)")),
+                  OptionSpec(name: "--module", value: "PATH", help: L("the installed module (default: searched in the security dirs)"))],
+        abstract: L("Check the installation and say how to fix each problem."),
+        discussion: L("Module file, every pam.d service using it (control value, order, fallback, pam_fprintd), store and config permissions, reader, fprintd."),
         writes: false, run: run)
 
     static let securityDirs = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security", "/usr/lib/security"]
@@ -34,22 +34,25 @@ enum DoctorCommand {
         if let modulePath {
             checks.append(moduleCheck(modulePath))
         } else {
-            checks.append(Check(name: "module", status: .problem, detail: "pam_biounlock.so is not in \(securityDirs.joined(separator: ", "))",
-                                fix: "install the package (apt install ./dist/biounlock_VERSION_amd64.deb) or run scripts/install"))
+            checks.append(Check(name: "module", status: .problem,
+                                detail: L("pam_biounlock.so is not in {dirs}", ["dirs": securityDirs.joined(separator: ", ")]),
+                                fix: L("install the package (apt install ./dist/biounlock_VERSION_amd64.deb) or run scripts/install")))
         }
 
         // The PAM services.
         let files = readPamDir(pamDir)
         if files.isEmpty {
-            checks.append(Check(name: "pam.d", status: .warning, detail: "no readable service files in \(pamDir)", fix: nil))
+            checks.append(Check(name: "pam.d", status: .warning, detail: L("no readable service files in {dir}", ["dir": pamDir]), fix: nil))
         } else {
             let findings = PamStackLint.lint(files: files)
             let users = files.filter { $0.value.contains("pam_biounlock.so") }.keys.sorted()
             if users.isEmpty {
-                checks.append(Check(name: "pam.d", status: .warning, detail: "no service in \(pamDir) uses pam_biounlock.so yet",
-                                    fix: "add 'auth \(PamStackLint.recommendedControl) pam_biounlock.so' before '@include common-auth' (see pam.d/sudo)"))
+                checks.append(Check(name: "pam.d", status: .warning, detail: L("no service in {dir} uses pam_biounlock.so yet", ["dir": pamDir]),
+                                    fix: L("add '{line}' before '@include common-auth' (see pam.d/sudo)",
+                                           ["line": "auth \(PamStackLint.recommendedControl) pam_biounlock.so"])))
             } else if findings.isEmpty {
-                checks.append(Check(name: "pam.d", status: .ok, detail: "used by \(users.joined(separator: ", ")); every stack falls back to the password", fix: nil))
+                checks.append(Check(name: "pam.d", status: .ok,
+                                    detail: L("used by {services}; every stack falls back to the password", ["services": users.joined(separator: ", ")]), fix: nil))
             }
             for f in findings {
                 checks.append(Check(name: "pam.d/\(f.file):\(f.line)", status: f.severity == .problem ? .problem : .warning, detail: f.message, fix: f.fix))
@@ -57,7 +60,8 @@ enum DoctorCommand {
             for (name, text) in files.sorted(by: { $0.key < $1.key }) {
                 for path in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) where path.hasPrefix("/") && path.hasSuffix("pam_biounlock.so") {
                     if access(String(path), F_OK) != 0 {
-                        checks.append(Check(name: "pam.d/\(name)", status: .problem, detail: "\(path) does not exist", fix: "fix the path or install the module there"))
+                        checks.append(Check(name: "pam.d/\(name)", status: .problem, detail: L("{path} does not exist", ["path": String(path)]),
+                                            fix: L("fix the path or install the module there")))
                     }
                 }
             }
@@ -65,21 +69,24 @@ enum DoctorCommand {
 
         // The store and the config.
         if access(context.options.storePath, F_OK) != 0 {
-            checks.append(Check(name: "store", status: .warning, detail: "\(context.options.storePath) does not exist yet (created by the first enrol or passcode set)", fix: nil))
+            checks.append(Check(name: "store", status: .warning,
+                                detail: L("{path} does not exist yet (created by the first enrol or passcode set)", ["path": context.options.storePath]), fix: nil))
         } else if let problem = Store.trustProblem(path: context.options.storePath) {
-            checks.append(Check(name: "store", status: .problem, detail: "\(problem); the module refuses it and everyone falls back to the password",
-                                fix: "chown root:root the file and its directory; chmod 0700 the directory, 0600 the file"))
+            checks.append(Check(name: "store", status: .problem,
+                                detail: L("{problem}; the module refuses it and everyone falls back to the password", ["problem": "\(problem)"]),
+                                fix: L("chown root:root the file and its directory; chmod 0700 the directory, 0600 the file")))
         } else {
-            checks.append(Check(name: "store", status: .ok, detail: "\(context.options.storePath): root-owned, not writable by others", fix: nil))
+            checks.append(Check(name: "store", status: .ok, detail: L("{path}: root-owned, not writable by others", ["path": context.options.storePath]), fix: nil))
             checks += recordChecks(context, globals: invocation.globals.typed)
         }
         switch TrustedFiles.checkFile(context.options.configPath) {
         case nil:
-            checks.append(Check(name: "config", status: .ok, detail: "\(context.options.configPath): root-owned, not writable by others", fix: nil))
+            checks.append(Check(name: "config", status: .ok, detail: L("{path}: root-owned, not writable by others", ["path": context.options.configPath]), fix: nil))
         case .missing?:
-            checks.append(Check(name: "config", status: .ok, detail: "no \(context.options.configPath); defaults apply", fix: nil))
+            checks.append(Check(name: "config", status: .ok, detail: L("no {path}; defaults apply", ["path": context.options.configPath]), fix: nil))
         case let problem?:
-            checks.append(Check(name: "config", status: .problem, detail: "\(problem); the module refuses it and everyone falls back to the password",
+            checks.append(Check(name: "config", status: .problem,
+                                detail: L("{problem}; the module refuses it and everyone falls back to the password", ["problem": "\(problem)"]),
                                 fix: "chown root:root \(context.options.configPath); chmod 0644 \(context.options.configPath)"))
         }
 
@@ -87,13 +94,13 @@ enum DoctorCommand {
         switch Sensors(logger: StderrLogger()).open(context.options) {
         case .success(let sensor):
             sensor.close()
-            checks.append(Check(name: "reader", status: .ok, detail: "\(context.options.sensor.rawValue) sensor available", fix: nil))
+            checks.append(Check(name: "reader", status: .ok, detail: L("{sensor} sensor available", ["sensor": context.options.sensor.rawValue]), fix: nil))
         case .failure(let why):
             checks.append(Check(name: "reader", status: .warning, detail: "\(context.options.sensor.rawValue): \(why)", fix: nil))
         }
         if fprintdRunning() {
-            checks.append(Check(name: "fprintd", status: .warning, detail: "fprintd is running: it claims the reader while its clients verify",
-                                fix: "stop and disable it if biounlock is the only fingerprint user: systemctl disable --now fprintd"))
+            checks.append(Check(name: "fprintd", status: .warning, detail: L("fprintd is running: it claims the reader while its clients verify"),
+                                fix: L("stop and disable it if biounlock is the only fingerprint user: {command}", ["command": "systemctl disable --now fprintd"])))
         }
 
         if invocation.globals.json {
@@ -105,10 +112,14 @@ enum DoctorCommand {
                 })),
             ]).serialized())
         } else {
+            // TRANSLATORS: doctor's marks in front of each check; keep them short (PROBLEM is
+            // upper case to stand out).
+            let marks: [Check.Status: String] = [.ok: L("ok"), .warning: L("warning"), .problem: L("PROBLEM")]
+            let width = marks.values.map(\.displayWidth).max() ?? 7
             for c in checks {
-                let mark = c.status == .ok ? "ok     " : c.status == .warning ? "warning" : "PROBLEM"
-                Output.line("\(mark)  \(c.name): \(c.detail)")
-                if let fix = c.fix, c.status != .ok { Output.line("         fix: \(fix)") }
+                let mark = (marks[c.status] ?? c.status.rawValue).padding(to: width + 2)
+                Output.line("\(mark)\(c.name): \(c.detail)")
+                if let fix = c.fix, c.status != .ok { Output.line(String(repeating: " ", count: width + 2) + L("fix: {command}", ["command": fix])) }
             }
         }
         return checks.contains { $0.status == .problem } ? 1 : 0
@@ -119,7 +130,7 @@ enum DoctorCommand {
         let records: [UserRecord]
         do {
             let store = try context.openStore()
-            records = try storeCall("cannot read the store") { () throws(StoreFailure) -> [UserRecord] in
+            records = try storeCall(L("cannot read the store")) { () throws(StoreFailure) -> [UserRecord] in
                 var out: [UserRecord] = []
                 for name in try store.userNames() {
                     if let r = try store.loadUser(name) { out.append(r) }
@@ -132,7 +143,8 @@ enum DoctorCommand {
         return records.compactMap { r in
             let binding = AccountBinding.of(r, account: Accounts.lookup(r.name))
             guard !binding.isBound else { return nil }
-            return Check(name: "store/\(sanitizedForLog(r.name))", status: .warning, detail: "\(binding.problem(user: r.name)); the module ignores the record",
+            return Check(name: "store/\(sanitizedForLog(r.name))", status: .warning,
+                         detail: L("{problem}; the module ignores the record", ["problem": binding.localizedProblem(user: r.name)]),
                          fix: AccountBinding.fix(user: r.name, globals: globals))
         }
     }
@@ -140,10 +152,10 @@ enum DoctorCommand {
     static func moduleCheck(_ path: String) -> Check {
         var st = stat()
         guard lstat(path, &st) == 0 else {
-            return Check(name: "module", status: .problem, detail: "\(path) does not exist", fix: "install build/pam_biounlock.so there")
+            return Check(name: "module", status: .problem, detail: L("{path} does not exist", ["path": path]), fix: L("install build/pam_biounlock.so there"))
         }
         if st.st_uid != 0 || st.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-            return Check(name: "module", status: .problem, detail: "\(path) is not root-owned or is writable by others",
+            return Check(name: "module", status: .problem, detail: L("{path} is not root-owned or is writable by others", ["path": path]),
                          fix: "chown root:root \(path); chmod 0644 \(path)")
         }
         // dlopen in a child process, so a broken module cannot take this one down.
@@ -154,10 +166,11 @@ enum DoctorCommand {
         }
         var status: Int32 = 0
         guard pid > 0, waitpid(pid, &status, 0) == pid, status == 0 else {
-            return Check(name: "module", status: .problem, detail: "\(path) does not load (or lacks pam_sm_authenticate/pam_sm_setcred): PAM would report 'module unknown'",
-                         fix: "reinstall it from a build for this system")
+            return Check(name: "module", status: .problem,
+                         detail: L("{path} does not load (or lacks pam_sm_authenticate/pam_sm_setcred): PAM would report 'module unknown'", ["path": path]),
+                         fix: L("reinstall it from a build for this system"))
         }
-        return Check(name: "module", status: .ok, detail: "\(path) loads and exports the PAM entry points", fix: nil)
+        return Check(name: "module", status: .ok, detail: L("{path} loads and exports the PAM entry points", ["path": path]), fix: nil)
     }
 
     /// Regular files of the pam.d directory, at most 64 KiB each.

@@ -3,17 +3,17 @@ import BiounlockSensors
 
 /// `biounlock enable|disable USER [--service S]`: the "biometric unlock" toggle.
 enum EnableCommand {
-    static let serviceOption = OptionSpec(name: "--service", value: "S", help: "only for this PAM service (e.g. sudo)")
+    static let serviceOption = OptionSpec(name: "--service", value: "S", help: L("only for this PAM service (e.g. sudo)"))
 
     static let enable = CommandSpec(
         path: ["enable"], positionals: [("USER", false)], options: [serviceOption],
-        abstract: "Turn biometric unlock on for USER.",
-        discussion: "Refuses, naming the command to run, while no finger is enrolled or (policy biometrics-or-passcode) no passcode is set.",
+        abstract: L("Turn biometric unlock on for USER."),
+        discussion: L("Refuses, naming the command to run, while no finger is enrolled or (policy biometrics-or-passcode) no passcode is set."),
         writes: true, run: { try run($0, enabled: true) })
 
     static let disable = CommandSpec(
         path: ["disable"], positionals: [("USER", false)], options: [serviceOption],
-        abstract: "Turn biometric unlock off for USER.", discussion: "",
+        abstract: L("Turn biometric unlock off for USER."), discussion: "",
         writes: true, run: { try run($0, enabled: false) })
 
     static func run(_ invocation: Invocation, enabled: Bool) throws -> Int32 {
@@ -21,12 +21,12 @@ enum EnableCommand {
         let account = try context.account(invocation.positionals[0])
         let service = invocation.value("--service")
         if let service, !Accounts.isPlausibleName(service) {
-            throw UsageError("'\(sanitizedForLog(service))' is not a PAM service name", command: invocation.spec)
+            throw UsageError(L("'{service}' is not a PAM service name", ["service": sanitizedForLog(service)]), command: invocation.spec)
         }
         let store = try context.openStore()
         if enabled {
             try context.requireOwnRecord(account, in: store)
-            let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
+            let record = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }
             // Like canEvaluatePolicy before the toggle: a reader must be there (libfprint only; the
             // simulated sensor exists only while something listens on its socket).
             let selector = context.options.fprintDevice
@@ -37,15 +37,21 @@ enum EnableCommand {
             let refusals = EnableCheck.refusals(user: account.name, record: record, options: context.options,
                                                 globals: invocation.globals.typed, readers: readers)
             if !refusals.isEmpty {
-                var message = "biometric unlock stays off for \(account.name):"
-                for r in refusals { message += "\n  - \(r.problem)\n    run: \(r.fix)" }
+                var message = L("biometric unlock stays off for {user}:", ["user": account.name])
+                for r in refusals { message += "\n  - " + r.problem + "\n    " + L("run: {command}", ["command": r.fix]) }
                 throw CommandFailure(message)
             }
         }
-        try storeCall("cannot change the setting") { () throws(StoreFailure) in
+        try storeCall(L("cannot change the setting")) { () throws(StoreFailure) in
             try store.setEnabled(enabled, user: account.name, service: service, at: context.now())
         }
-        Output.line("Biometric unlock \(enabled ? "on" : "off") for \(account.name)\(service.map { " (service \($0))" } ?? "").")
+        let v: KeyValuePairs = ["user": account.name, "service": service ?? ""]
+        switch (enabled, service != nil) {
+        case (true, false): Output.line(L("Biometric unlock on for {user}.", v))
+        case (false, false): Output.line(L("Biometric unlock off for {user}.", v))
+        case (true, true): Output.line(L("Biometric unlock on for {user} (service {service}).", v))
+        case (false, true): Output.line(L("Biometric unlock off for {user} (service {service}).", v))
+        }
         return 0
     }
 }

@@ -5,11 +5,11 @@ import BiounlockSensors
 enum EnrolCommand {
     static let spec = CommandSpec(
         path: ["enrol"], positionals: [("USER", false)],
-        options: [OptionSpec(name: "--finger", value: "F", help: "finger to enrol (default \(Finger.default.name))"),
-                  OptionSpec(name: "--device", value: "D", help: "reader to use: driver, device id or driver/id (see 'biounlock sensors')"),
-                  OptionSpec(name: "--timeout", value: "SECONDS", help: "how long to wait for the touches (default 60)")],
-        abstract: "Enrol a finger for USER.",
-        discussion: "Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it.",
+        options: [OptionSpec(name: "--finger", value: "F", help: L("finger to enrol (default {finger})", ["finger": Finger.default.name])),
+                  OptionSpec(name: "--device", value: "D", help: L("reader to use: driver, device id or driver/id (see 'biounlock sensors')")),
+                  OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"))],
+        abstract: L("Enrol a finger for USER."),
+        discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it."),
         writes: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -18,53 +18,57 @@ enum EnrolCommand {
         let finger = try context.finger(invocation.value("--finger") ?? Finger.default.name)
         var seconds = 60
         if let text = invocation.value("--timeout") {
-            guard let n = Int(text), (1...600).contains(n) else { throw UsageError("--timeout takes 1-600 seconds", command: spec) }
+            guard let n = Int(text), (1...600).contains(n) else { throw UsageError(L("{option} takes {range} seconds", ["option": "--timeout", "range": "1-600"]), command: spec) }
             seconds = n
         }
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
         try context.requireOwnRecord(account, in: store)
-        let previous = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }?
+        let previous = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }?
             .templates.first { $0.finger == finger && $0.sensor == options.sensor }
 
         let sensors = Sensors(logger: StderrLogger(), helperDiagnostics: .stderr)
         let reader: OpenReader
         switch sensors.openReader(options) {
         case .success(let r): reader = r
-        case .failure(let why): throw CommandFailure("reader not available: \(why)")
+        case .failure(let why): throw CommandFailure(L("reader not available: {reason}", ["reason": "\(why)"]))
         }
         defer { reader.sensor.close() }
 
-        Output.progress("Enrolling \(finger.name) for \(account.name) on \(reader.info.name) (\(reader.info.driver)/\(reader.info.device)): touch the reader \(reader.info.enrolStages) times.")
+        Output.progress(L("Enrolling {finger} for {user} on {reader} ({device}): touch the reader once.",
+                          plural: "Enrolling {finger} for {user} on {reader} ({device}): touch the reader {count} times.",
+                          count: reader.info.enrolStages,
+                          ["finger": finger.name, "user": account.name, "reader": reader.info.name,
+                           "device": "\(reader.info.driver)/\(reader.info.device)"]))
         let result = reader.sensor.enroll(finger: finger, deadline: .after(milliseconds: Int64(seconds) * 1000)) { event in
             switch event {
-            case .stage(let done, let total): Output.progress("touch \(done)/\(total)")
+            case .stage(let done, let total): Output.progress(L("touch {done}/{total}", ["done": String(done), "total": String(total)]))
             case .retry(let reason): Output.progress(Messages.retry(reason))
-            case .differentFinger: Output.progress("That was a different finger: touch again with the same one.")
+            case .differentFinger: Output.progress(L("That was a different finger: touch again with the same one."))
             }
         }
         switch result {
         case .failure(let why):
-            throw CommandFailure("enrolment failed: \(why); nothing was stored")
+            throw CommandFailure(L("enrolment failed: {reason}; nothing was stored", ["reason": "\(why)"]))
         case .success(let template):
             // Replaces the same finger in one transaction.
-            try storeCall("cannot store the template") { () throws(StoreFailure) in try store.saveTemplate(template, user: account.name) }
+            try storeCall(L("cannot store the template")) { () throws(StoreFailure) in try store.saveTemplate(template, user: account.name) }
         }
-        Output.line("Enrolled \(finger.name) for \(account.name).")
+        Output.line(L("Enrolled {finger} for {user}.", ["finger": finger.name, "user": account.name]))
         // A reader that keeps prints of its own still holds the replaced one: remove it there too.
         if let previous, case .failed(let why) = reader.forget(previous) {
-            Output.error("warning: the replaced print could not be deleted from the reader: \(why)")
+            Output.warning(L("the replaced print could not be deleted from the reader: {reason}", ["reason": "\(why)"]))
         }
-        let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
+        let record = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }
         if record?.enabled != true {
             // The next step: `enable` once it would succeed (the reader is there: it just enrolled),
             // else the command that stands in its way.
             let next = EnableCheck.refusals(user: account.name, record: record, options: context.options,
                                             globals: invocation.globals.typed).first
             if let next {
-                Output.line("Next: \(next.fix)   (\(next.problem); then enable)")
+                Output.line(L("Next: {command}   ({problem}; then enable)", ["command": next.fix, "problem": next.problem]))
             } else {
-                Output.line("Turn biometric unlock on with: \(context.suggest("enable \(account.name)"))")
+                Output.line(L("Turn biometric unlock on with: {command}", ["command": context.suggest("enable \(account.name)")]))
             }
         }
         return 0

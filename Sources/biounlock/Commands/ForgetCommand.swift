@@ -7,20 +7,26 @@ import BiounlockStore
 enum ForgetCommand {
     static let spec = CommandSpec(
         path: ["forget"], positionals: [("USER", false)], options: [],
-        abstract: "Remove everything stored for USER (fingers, passcode, settings, counters).",
-        discussion: "Works whether or not USER is an account now: use it for the record of a deleted account, or of a name given to another account. The audit log is kept. Prints a reader keeps itself (match-on-chip) are not touched: run 'unenrol USER --all' first while the reader is attached.",
+        abstract: L("Remove everything stored for USER (fingers, passcode, settings, counters)."),
+        discussion: L("Works whether or not USER is an account now: use it for the record of a deleted account, or of a name given to another account. The audit log is kept. Prints a reader keeps itself (match-on-chip) are not touched: run 'unenrol USER --all' first while the reader is attached."),
         writes: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
         let name = invocation.positionals[0]
         let store = try context.openStore()
-        guard let record = try storeCall("cannot read the store", { () throws(StoreFailure) in try store.loadUser(name) }) else {
-            throw CommandFailure("'\(sanitizedForLog(name))' has no biounlock record")
+        guard let record = try storeCall(L("cannot read the store"), { () throws(StoreFailure) in try store.loadUser(name) }) else {
+            throw CommandFailure(L("'{user}' has no biounlock record", ["user": sanitizedForLog(name)]))
         }
-        try storeCall("cannot forget \(sanitizedForLog(name))") { () throws(StoreFailure) in try store.forget(user: name) }
+        try storeCall(L("cannot forget {user}", ["user": sanitizedForLog(name)])) { () throws(StoreFailure) in try store.forget(user: name) }
         let fingers = record.templates.count
-        Output.line("Forgot \(name): \(fingers) finger\(fingers == 1 ? "" : "s"), \(record.passcode == nil ? "no passcode" : "the passcode"), settings and counters.")
+        if record.passcode == nil {
+            Output.line(L("Forgot {user}: 1 finger, no passcode, settings and counters.",
+                          plural: "Forgot {user}: {count} fingers, no passcode, settings and counters.", count: fingers, ["user": name]))
+        } else {
+            Output.line(L("Forgot {user}: 1 finger, the passcode, settings and counters.",
+                          plural: "Forgot {user}: {count} fingers, the passcode, settings and counters.", count: fingers, ["user": name]))
+        }
         return 0
     }
 }

@@ -5,8 +5,8 @@ import BiounlockStore
 enum ListCommand {
     static let spec = CommandSpec(
         path: ["list"], positionals: [], options: [],
-        abstract: "List users with biometric unlock settings, one line each.",
-        discussion: "With --json the output is the same document as 'status --json'.",
+        abstract: L("List users with biometric unlock settings, one line each."),
+        discussion: L("With --json the output is the same document as 'status --json'."),
         writes: false, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -14,7 +14,7 @@ enum ListCommand {
         var records: [UserRecord] = []
         if context.storeExists {
             let store = try context.openStore()
-            records = try storeCall("cannot read the store") { () throws(StoreFailure) -> [UserRecord] in
+            records = try storeCall(L("cannot read the store")) { () throws(StoreFailure) -> [UserRecord] in
                 var out: [UserRecord] = []
                 for name in try store.userNames() {
                     if let r = try store.loadUser(name) { out.append(r) }
@@ -26,7 +26,7 @@ enum ListCommand {
         if invocation.globals.json {
             Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now).serialized())
         } else if records.isEmpty {
-            Output.line("No users have biometric unlock set up (store: \(context.options.storePath)).")
+            Output.line(L("No users have biometric unlock set up (store: {store}).", ["store": context.options.storePath]))
         } else {
             for r in records { Output.line(StatusReport.line(user: r, now: now)) }
         }

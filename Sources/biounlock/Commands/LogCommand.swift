@@ -6,12 +6,12 @@ import BiounlockStore
 enum LogCommand {
     static let spec = CommandSpec(
         path: ["log"], positionals: [],
-        options: [OptionSpec(name: "--user", value: "U", help: "only this user"),
-                  OptionSpec(name: "--service", value: "S", help: "only this PAM service"),
-                  OptionSpec(name: "--since", value: "WHEN", help: "a duration back (2h, 3d) or a UTC date (2026-11-01)"),
-                  OptionSpec(name: "--limit", value: "N", help: "at most N events (default 50)")],
-        abstract: "Show the audit log, newest first.",
-        discussion: "One event per authentication: time, user, service, tty, remote host, method, outcome, reason. Never a secret.",
+        options: [OptionSpec(name: "--user", value: "U", help: L("only this user")),
+                  OptionSpec(name: "--service", value: "S", help: L("only this PAM service")),
+                  OptionSpec(name: "--since", value: "WHEN", help: L("a duration back (2h, 3d) or a UTC date (2026-11-01)")),
+                  OptionSpec(name: "--limit", value: "N", help: L("at most N events (default 50)"))],
+        abstract: L("Show the audit log, newest first."),
+        discussion: L("One event per authentication: time, user, service, tty, remote host, method, outcome, reason. Never a secret."),
         writes: false, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -19,26 +19,26 @@ enum LogCommand {
         var since: Int64?
         if let text = invocation.value("--since") {
             guard let t = parseSince(text, now: context.now()) else {
-                throw UsageError("--since takes a duration (2h, 3d) or a date (2026-11-01), not '\(sanitizedForLog(text))'", command: spec)
+                throw UsageError(L("--since takes a duration (2h, 3d) or a date (2026-11-01), not '{value}'", ["value": sanitizedForLog(text)]), command: spec)
             }
             since = t
         }
         var limit = 50
         if let text = invocation.value("--limit") {
-            guard let n = Int(text), (1...1_000_000).contains(n) else { throw UsageError("--limit takes 1-1000000", command: spec) }
+            guard let n = Int(text), (1...1_000_000).contains(n) else { throw UsageError(L("{option} takes {range}", ["option": "--limit", "range": "1-1000000"]), command: spec) }
             limit = n
         }
         var events: [AuditEvent] = []
         if context.storeExists {
             let store = try context.openStore()
-            events = try storeCall("cannot read the log") { () throws(StoreFailure) in
+            events = try storeCall(L("cannot read the log")) { () throws(StoreFailure) in
                 try store.recentEvents(user: invocation.value("--user"), service: invocation.value("--service"), since: since, limit: limit)
             }
         }
         if invocation.globals.json {
             Output.line(StatusReport.json(events: events).serialized())
         } else if events.isEmpty {
-            Output.line("No events.")
+            Output.line(L("No events."))
         } else {
             for e in events { Output.line(StatusReport.text(event: e)) }
         }

@@ -5,8 +5,8 @@ import BiounlockSensors
 enum SensorsCommand {
     static let spec = CommandSpec(
         path: ["sensors"], positionals: [], options: [],
-        abstract: "List fingerprint readers.",
-        discussion: "For sensor libfprint, asks the helper (fprint_helper) to enumerate the readers without opening them.",
+        abstract: L("List fingerprint readers."),
+        discussion: L("For sensor libfprint, asks the helper (fprint_helper) to enumerate the readers without opening them."),
         writes: false, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -15,7 +15,7 @@ enum SensorsCommand {
         let readers: [ReaderInfo]
         switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).list(context.options) {
         case .success(let r): readers = r
-        case .failure(let why): throw CommandFailure("cannot list readers: \(why)")
+        case .failure(let why): throw CommandFailure(L("cannot list readers: {reason}", ["reason": "\(why)"]))
         }
         if invocation.globals.json {
             Output.line(SensorsReport.json(sensor: sensor, readers: readers).serialized())

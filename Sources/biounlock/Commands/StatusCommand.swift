@@ -6,8 +6,8 @@ import BiounlockSensors
 enum StatusCommand {
     static let spec = CommandSpec(
         path: ["status"], positionals: [("USER", true)], options: [],
-        abstract: "Show biometric unlock settings, fingers, passcode kind and counters.",
-        discussion: "With --json the output has the shape documented in the README.",
+        abstract: L("Show biometric unlock settings, fingers, passcode kind and counters."),
+        discussion: L("With --json the output has the shape documented in the README."),
         writes: false, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -18,9 +18,9 @@ enum StatusCommand {
         var placeholders = Set<String>()
         if context.storeExists {
             let store = try context.openStore()
-            let names = try name.map { [$0] } ?? storeCall("cannot read the store") { () throws(StoreFailure) in try store.userNames() }
+            let names = try name.map { [$0] } ?? storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.userNames() }
             for n in names {
-                if let r = try storeCall("cannot read the store", { () throws(StoreFailure) in try store.loadUser(n) }) {
+                if let r = try storeCall(L("cannot read the store"), { () throws(StoreFailure) in try store.loadUser(n) }) {
                     records.append(r)
                 } else if name != nil {
                     records.append(UserRecord(name: n))
@@ -41,7 +41,7 @@ enum StatusCommand {
             Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now, fprintd: fprintd, check: check).serialized())
         } else {
             if records.isEmpty {
-                Output.line("No users have biometric unlock set up (store: \(context.options.storePath)).")
+                Output.line(L("No users have biometric unlock set up (store: {store}).", ["store": context.options.storePath]))
             } else {
                 Output.line(records.map { StatusReport.text(user: $0, now: now, check: check) }.joined(separator: "\n\n"))
             }

@@ -6,11 +6,11 @@ import BiounlockSensors
 enum UnenrolCommand {
     static let spec = CommandSpec(
         path: ["unenrol"], positionals: [("USER", false)],
-        options: [OptionSpec(name: "--finger", value: "F", help: "the finger to remove"),
-                  OptionSpec(name: "--all", value: nil, help: "remove every enrolled finger"),
-                  OptionSpec(name: "--device", value: "D", help: "reader holding on-reader prints: driver, device id or driver/id")],
-        abstract: "Remove an enrolled finger (or all) for USER.",
-        discussion: "Readers that store prints themselves (match-on-chip) also have them deleted; when that reader is absent the print is still removed from the store, which is what grants access.",
+        options: [OptionSpec(name: "--finger", value: "F", help: L("the finger to remove")),
+                  OptionSpec(name: "--all", value: nil, help: L("remove every enrolled finger")),
+                  OptionSpec(name: "--device", value: "D", help: L("reader holding on-reader prints: driver, device id or driver/id"))],
+        abstract: L("Remove an enrolled finger (or all) for USER."),
+        discussion: L("Readers that store prints themselves (match-on-chip) also have them deleted; when that reader is absent the print is still removed from the store, which is what grants access."),
         writes: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -19,31 +19,41 @@ enum UnenrolCommand {
         let all = invocation.has("--all")
         let fingerName = invocation.value("--finger")
         guard all != (fingerName != nil) else {
-            throw UsageError("name one finger with --finger F, or use --all", command: spec)
+            throw UsageError(L("name one finger with --finger F, or use --all"), command: spec)
         }
         let finger = try fingerName.map(context.finger)
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
-        let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
+        let record = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }
         let doomed = (record?.templates ?? []).filter { finger == nil || $0.finger == finger }
         guard !doomed.isEmpty else {
-            throw CommandFailure("\(finger.map { "\($0.name) is" } ?? "no finger is") not enrolled for \(account.name)")
+            if let finger { throw CommandFailure(L("{finger} is not enrolled for {user}", ["finger": finger.name, "user": account.name])) }
+            throw CommandFailure(L("no finger is enrolled for {user}", ["user": account.name]))
         }
 
         // The reader first (while the prints are still known), then the store, which is what
         // grants access: a reader that cannot be reached never keeps a finger in the store.
         for (template, outcome) in Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).deleteFromReader(doomed, options: options) {
             switch outcome {
-            case .deleted(let reader): Output.line("Deleted \(template.finger.name) from the reader \(reader.driver)/\(reader.device).")
+            case .deleted(let reader):
+                Output.line(L("Deleted {finger} from the reader {device}.", ["finger": template.finger.name, "device": "\(reader.driver)/\(reader.device)"]))
             case .notKeptOnReader: break
-            case .failed(let why): Output.error("warning: \(template.finger.name) could not be deleted from its reader: \(why)")
+            case .failed(let why):
+                Output.warning(L("{finger} could not be deleted from its reader: {reason}", ["finger": template.finger.name, "reason": "\(why)"]))
             }
         }
-        let removed = try storeCall("cannot remove the template") { () throws(StoreFailure) in try store.deleteTemplates(user: account.name, finger: finger) }
-        Output.line("Removed \(finger?.name ?? "all fingers") for \(account.name) (\(removed) template\(removed == 1 ? "" : "s")).")
-        let after = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
+        let removed = try storeCall(L("cannot remove the template")) { () throws(StoreFailure) in try store.deleteTemplates(user: account.name, finger: finger) }
+        if let finger {
+            Output.line(L("Removed {finger} for {user} (1 template).", plural: "Removed {finger} for {user} ({count} templates).", count: removed,
+                          ["finger": finger.name, "user": account.name]))
+        } else {
+            Output.line(L("Removed all fingers for {user} (1 template).", plural: "Removed all fingers for {user} ({count} templates).", count: removed,
+                          ["user": account.name]))
+        }
+        let after = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }
         if let after, after.enabled, after.templates.isEmpty {
-            Output.line("No finger is left: the module now falls back at once. Turn biometric unlock off with: \(context.suggest("disable \(account.name)"))")
+            Output.line(L("No finger is left: the module now falls back at once. Turn biometric unlock off with: {command}",
+                          ["command": context.suggest("disable \(account.name)")]))
         }
         return 0
     }

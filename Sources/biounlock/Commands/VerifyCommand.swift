@@ -9,9 +9,9 @@ import BiounlockStore
 enum VerifyCommand {
     static let spec = CommandSpec(
         path: ["verify"], positionals: [("USER", false)],
-        options: [OptionSpec(name: "--service", value: "S", help: "evaluate as this PAM service (default sudo)")],
-        abstract: "Try the whole chain for USER, as the module would, and say what decided.",
-        discussion: "Touch the reader or type the passcode when asked. The attempt counts like a real one.",
+        options: [OptionSpec(name: "--service", value: "S", help: L("evaluate as this PAM service (default sudo)"))],
+        abstract: L("Try the whole chain for USER, as the module would, and say what decided."),
+        discussion: L("Touch the reader or type the passcode when asked. The attempt counts like a real one."),
         writes: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -32,8 +32,11 @@ enum VerifyCommand {
             sessionFacts: { SessionProbe.facts(rhost: "", tty: "", environment: { getenv($0).map { String(cString: $0) } }, options: options) },
             terminal: { ControllingTerminal.forConversation(pamTTY: "") })
         let decision = chain.run(AuthRequest(user: name, service: service, tty: ttyName()))
-        Output.line("Result: \(decision.outcome.label) (method \(decision.method.rawValue), decided by: \(decision.reason.rawValue))")
-        Output.line("The module would return \(pamCode(decision.outcome)).")
+        // TRANSLATORS: {outcome}, {method} and {reason} are the audit log's codes (success,
+        // fingerprint, finger-matched...): keep them as they are.
+        Output.line(L("Result: {outcome} (method {method}, decided by: {reason})",
+                      ["outcome": decision.outcome.label, "method": decision.method.rawValue, "reason": decision.reason.rawValue]))
+        Output.line(L("The module would return {code}.", ["code": pamCode(decision.outcome)]))
         if case .success = decision.outcome { return 0 }
         return 1
     }

@@ -39,23 +39,40 @@ struct CommandSpec {
     }
 
     var help: String {
-        var lines = ["USAGE: \(usage)", "", abstract]
+        var lines = [L("USAGE: {usage}", ["usage": usage]), "", abstract]
         if !discussion.isEmpty { lines += ["", discussion] }
         if !options.isEmpty {
-            lines += ["", "OPTIONS:"]
+            lines += ["", L("OPTIONS:")]
             for o in options {
                 let left = "  \(o.name)\(o.value.map { " \($0)" } ?? "")"
                 lines.append(left.padding(to: 26) + o.help)
             }
         }
-        lines += ["", "GLOBAL OPTIONS:"] + GlobalOptions.helpLines
+        lines += ["", L("GLOBAL OPTIONS:")] + GlobalOptions.helpLines
         return lines.joined(separator: "\n")
     }
 }
 
 extension String {
+    /// Pads to `width` terminal columns (East Asian wide characters take two), or adds one space.
     func padding(to width: Int) -> String {
-        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+        let columns = displayWidth
+        return columns >= width ? self + " " : self + String(repeating: " ", count: width - columns)
+    }
+
+    /// Terminal columns: two for the East Asian wide and full-width characters (CJK, kana,
+    /// hangul, full-width forms), one for the rest -- enough to align translated help and reports.
+    var displayWidth: Int {
+        unicodeScalars.reduce(0) { width, s in
+            switch s.value {
+            case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+                 0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+                 0xFFE0...0xFFE6, 0x20000...0x3FFFD:
+                return width + 2
+            default:
+                return width + 1
+            }
+        }
     }
 }
 
@@ -63,17 +80,17 @@ extension String {
 /// CLI reads the same settings as the module (defaults < config file < these).
 struct GlobalOptions {
     static let specs: [(flag: String, key: String, value: String, help: String)] = [
-        ("--db", "db", "PATH", "store (default \(Options.defaultStorePath))"),
-        ("--config", "config", "PATH", "config file (default \(Options.defaultConfigPath))"),
+        ("--db", "db", "PATH", L("store (default {path})", ["path": Options.defaultStorePath])),
+        ("--config", "config", "PATH", L("config file (default {path})", ["path": Options.defaultConfigPath])),
         ("--sensor", "sensor", "KIND", "simulated|libfprint"),
-        ("--sim-socket", "sim_socket", "PATH", "control socket of the simulated sensor"),
+        ("--sim-socket", "sim_socket", "PATH", L("control socket of the simulated sensor")),
         ("--policy", "policy", "POLICY", "biometrics-or-passcode|biometrics"),
     ]
 
     static var helpLines: [String] {
         specs.map { "  \($0.flag) \($0.value)".padding(to: 26) + $0.help }
-            + ["  --json".padding(to: 26) + "machine-readable output (commands that read)",
-               "  -h, --help".padding(to: 26) + "show help"]
+            + ["  --json".padding(to: 26) + L("machine-readable output, in English (commands that read)"),
+               "  -h, --help".padding(to: 26) + L("show help")]
     }
 
     /// As typed, to repeat them in suggested commands.
@@ -116,7 +133,7 @@ enum Parser {
                     value = String(arg.dropFirst(g.flag.count + 1))
                 } else {
                     index += 1
-                    guard index < args.count else { throw UsageError("\(g.flag) needs a value (\(g.value))") }
+                    guard index < args.count else { throw UsageError(L("{option} needs a value ({value})", ["option": g.flag, "value": g.value])) }
                     value = args[index]
                 }
                 globals.typed += [g.flag, value]
@@ -140,10 +157,11 @@ enum Parser {
             let group = commands.filter { $0.path.count > rest.count && $0.path.starts(with: rest) }
             if !rest.isEmpty && !group.isEmpty {
                 let lines = group.map { "  " + $0.usage.padding(to: 44) + $0.abstract }
-                return .help((["USAGE: biounlock \(rest.joined(separator: " ")) <command>", "", "COMMANDS:"] + lines
-                              + ["", "Run 'biounlock \(rest.joined(separator: " ")) <command> --help' for details."]).joined(separator: "\n"))
+                let words = rest.joined(separator: " ")
+                return .help(([L("USAGE: {usage}", ["usage": "biounlock \(words) <command>"]), "", L("COMMANDS:")] + lines
+                              + ["", L("Run '{command}' for details.", ["command": "biounlock \(words) <command> --help"])]).joined(separator: "\n"))
             }
-            throw UsageError("unknown command '\(rest.joined(separator: " "))'")
+            throw UsageError(L("unknown command '{command}'", ["command": rest.joined(separator: " ")]))
         }
         if wantsHelp { return .help(spec.help) }
 
@@ -156,14 +174,14 @@ enum Parser {
             if word.hasPrefix("--") {
                 let (name, inline) = splitOption(word)
                 guard let option = spec.options.first(where: { $0.name == name }) else {
-                    throw UsageError("unknown option '\(name)' for '\(spec.path.joined(separator: " "))'", command: spec)
+                    throw UsageError(L("unknown option '{option}' for '{command}'", ["option": name, "command": spec.path.joined(separator: " ")]), command: spec)
                 }
                 if let valueName = option.value {
                     if let inline { values[name] = inline }
                     else if !words.isEmpty { values[name] = words.removeFirst() }
-                    else { throw UsageError("\(name) needs a value (\(valueName))", command: spec) }
+                    else { throw UsageError(L("{option} needs a value ({value})", ["option": name, "value": valueName]), command: spec) }
                 } else {
-                    guard inline == nil else { throw UsageError("\(name) takes no value", command: spec) }
+                    guard inline == nil else { throw UsageError(L("{option} takes no value", ["option": name]), command: spec) }
                     flags.insert(name)
                 }
             } else {
@@ -172,10 +190,10 @@ enum Parser {
         }
         let required = spec.positionals.filter { !$0.optional }.count
         if positionals.count < required {
-            throw UsageError("missing \(spec.positionals[positionals.count].name)", command: spec)
+            throw UsageError(L("missing {argument}", ["argument": spec.positionals[positionals.count].name]), command: spec)
         }
         if positionals.count > spec.positionals.count {
-            throw UsageError("unexpected argument '\(positionals[spec.positionals.count])'", command: spec)
+            throw UsageError(L("unexpected argument '{argument}'", ["argument": positionals[spec.positionals.count]]), command: spec)
         }
         return .run(Invocation(spec: spec, globals: globals, positionals: positionals, values: values, flags: flags))
     }

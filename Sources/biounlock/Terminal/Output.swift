@@ -19,6 +19,11 @@ enum Output {
         colour ? "\u{1b}[1;31m" + text + "\u{1b}[0m" : text
     }
 
+    /// "warning: ..." on stderr (the text after it comes from the libraries, in English).
+    static func warning(_ text: String) {
+        error(L("warning: {message}", ["message": text]))
+    }
+
     static func errorLine(_ text: String) {
         fputs(text + "\n", stderr)
     }
@@ -38,7 +43,7 @@ final class StderrLogger: Logger {
 
     func log(_ level: LogLevel, _ message: String) {
         switch level {
-        case .error, .warning: Output.error("warning: \(message)")
+        case .error, .warning: Output.warning(message)
         case .notice, .info: if verbose { Output.errorLine("  [\(level)] \(message)") }
         case .debug: break
         }

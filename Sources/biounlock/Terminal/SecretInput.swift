@@ -20,7 +20,7 @@ enum SecretInput {
         byte = 0
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         guard let secret = Secret(bytes: bytes) else {
-            throw CommandFailure("the passcode is longer than \(Secret.maximumLength) bytes")
+            throw CommandFailure(L("the passcode is longer than {count} bytes", ["count": String(Secret.maximumLength)]))
         }
         return secret
     }
@@ -28,10 +28,10 @@ enum SecretInput {
     /// Prompts on the terminal with echo turned off, restoring the terminal afterwards.
     static func prompt(_ text: String) throws(CommandFailure) -> Secret {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw CommandFailure("no terminal to ask for the passcode; use --stdin") }
+        guard fd >= 0 else { throw CommandFailure(L("no terminal to ask for the passcode; use --stdin")) }
         defer { close(fd) }
         var saved = termios()
-        guard tcgetattr(fd, &saved) == 0 else { throw CommandFailure("cannot read terminal settings; use --stdin") }
+        guard tcgetattr(fd, &saved) == 0 else { throw CommandFailure(L("cannot read terminal settings; use --stdin")) }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)
