@@ -3,7 +3,8 @@
 # Swift toolchain, pam-auth-update turns it on and off (byte for byte), and the REAL login,
 # su and sudo of that root authenticate a test user by a simulated touch and by the biounlock
 # PIN on a terminal (expect) -- with the default type-or-touch prompt and with
-# prompt=sequential -- and fall through to the Unix password when biometric unlock is off;
+# prompt=sequential, and in Chinese from the package's catalogs -- and fall through to the Unix
+# password when biometric unlock is off;
 # then apt remove / purge leave the PAM stack as it was.
 #
 #   bash Tests/EndToEnd/cleanroot.sh     (as root; BUILD_DIR defaults to the repo's build/)

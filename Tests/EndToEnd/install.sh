@@ -29,6 +29,7 @@ fi
 # A build directory with a stand-in for the libfprint helper another branch adds.
 mkdir -p "$tmp/build"
 cp "$BUILD_DIR/pam_biounlock.so" "$BUILD_DIR/biounlock" "$tmp/build/"
+cp -r "$BUILD_DIR/locale" "$tmp/build/locale"
 printf '#!/bin/sh\necho helper\n' >"$tmp/build/biounlock-fprint"
 
 mode_of() { stat -c '%a' "$1" 2>/dev/null; }
@@ -49,6 +50,13 @@ check "libfprint helper at /usr/libexec/biounlock/biounlock-fprint (0755) when t
 check "man pages biounlock(8), pam_biounlock(8), biounlock.conf(5) under the prefix" \
     test -s "$d/usr/local/share/man/man8/biounlock.8" -a -s "$d/usr/local/share/man/man8/pam_biounlock.8" -a -s "$d/usr/local/share/man/man5/biounlock.conf.5"
 check "pam-auth-update profile at /usr/share/pam-configs/biounlock (0644)" has_mode "$d/usr/share/pam-configs/biounlock" 644
+catalogs_ok=1
+for po in "$repo"/po/*.po; do
+    lang="$(basename "$po" .po)"
+    has_mode "$d/usr/share/locale/$lang/LC_MESSAGES/biounlock.mo" 644 \
+        && cmp -s "$d/usr/share/locale/$lang/LC_MESSAGES/biounlock.mo" "$BUILD_DIR/locale/$lang/LC_MESSAGES/biounlock.mo" || catalogs_ok=0
+done
+check "every catalog of po/ at /usr/share/locale/LANG/LC_MESSAGES/biounlock.mo (0644), whatever the prefix" test "$catalogs_ok" = 1
 check "example config installed as /etc/security/biounlock.conf (0644)" \
     eval 'has_mode "$d/etc/security/biounlock.conf" 644 && cmp -s "$d/etc/security/biounlock.conf" "$repo/pam.d/biounlock.conf.example"'
 check "store directory /var/lib/biounlock is 0700" has_mode "$d/var/lib/biounlock" 700

@@ -11,6 +11,8 @@
 #   PAM_CONFIGS_DIR /usr/share/pam-configs      pam-auth-update's profiles
 #   CONFIG_FILE     /etc/security/biounlock.conf
 #   STATE_DIR       /var/lib/biounlock          the store's directory (0700, root)
+#   LOCALE_DIR      /usr/share/locale           the message catalogs, LANG/LC_MESSAGES/biounlock.mo
+#                                              (where the module binds its gettext domain)
 # All of them are prefixed with DESTDIR (staging for a package), which is empty for a real install.
 
 # Prints the Debian multiarch triplet of the host (x86_64-linux-gnu on amd64).
@@ -53,6 +55,13 @@ paths_init() {
     PAM_CONFIGS_DIR="/usr/share/pam-configs"
     CONFIG_FILE="/etc/security/biounlock.conf"
     STATE_DIR="/var/lib/biounlock"
+    LOCALE_DIR="/usr/share/locale"
+    # The languages of po/ (the catalogs scripts/build compiles), when the repository is known.
+    LANGUAGES=()
+    local po
+    if [ -n "${repo:-}" ] && [ -d "$repo/po" ]; then
+        for po in "$repo"/po/*.po; do [ -f "$po" ] && LANGUAGES+=("$(basename "$po" .po)"); done
+    fi
     # Every file scripts/install may put in place (without DESTDIR); scripts/uninstall removes these.
     INSTALLED_FILES=(
         "$PAM_MODULE_DIR/pam_biounlock.so"
@@ -63,4 +72,6 @@ paths_init() {
         "$MAN_DIR/man5/biounlock.conf.5"
         "$PAM_CONFIGS_DIR/biounlock"
     )
+    local lang
+    for lang in "${LANGUAGES[@]}"; do INSTALLED_FILES+=("$LOCALE_DIR/$lang/LC_MESSAGES/biounlock.mo"); done
 }

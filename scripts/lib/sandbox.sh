@@ -45,6 +45,8 @@
 #   SANDBOX_SOCK   the simulated sensor's control socket (directory root-owned, 0700)
 #   SANDBOX_BUILD  absolute build dir (BUILD_DIR, default: the repo's build/)
 #   SANDBOX_TIMEOUT  the module's timeout= in seconds (default 15)
+#   SANDBOX_LANG   the locale of sandbox_as and sandbox_root (LANG and LC_ALL; default C: every
+#                  message in English), e.g. zh_CN.UTF-8 for a test in another language
 
 SANDBOX_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
 export SANDBOX_LIB
@@ -319,7 +321,7 @@ sandbox_as() {
         wrap=(setsid -w timeout -k 5 "${SANDBOX_CMD_TIMEOUT:-30}")
     fi
     (cd / && exec "${wrap[@]}" setpriv --reuid="$uid" --regid="$gid" --clear-groups \
-        env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/ USER="$user" LOGNAME="$user" LANG=C LC_ALL=C \
+        env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/ USER="$user" LOGNAME="$user" LANG="${SANDBOX_LANG:-C}" LC_ALL="${SANDBOX_LANG:-C}" \
         "$@")
 }
 
@@ -375,7 +377,7 @@ sandbox_root() {
     local -a wrap=(timeout -k 5 "${SANDBOX_CMD_TIMEOUT:-30}")
     [ "${SANDBOX_AS_TTY:-0}" = 1 ] && wrap=(timeout --foreground -k 5 "${SANDBOX_CMD_TIMEOUT:-30}")
     (cd / && exec "${wrap[@]}" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        HOME=/root USER=root LOGNAME=root TERM="${TERM:-xterm}" LANG=C LC_ALL=C "$@")
+        HOME=/root USER=root LOGNAME=root TERM="${TERM:-xterm}" LANG="${SANDBOX_LANG:-C}" LC_ALL="${SANDBOX_LANG:-C}" "$@")
 }
 
 # ---- sshd (inside the namespace; needs SANDBOX_PRIVATE_RUN=1 for /run/sshd) ----

@@ -65,6 +65,8 @@ check "install: /etc/security/biounlock.conf is a conffile, root, 0644" \
     eval '[ "$(stat -c "%U %a" /etc/security/biounlock.conf)" = "root 644" ] && dpkg-query -W -f="\${Conffiles}" biounlock | grep -q /etc/security/biounlock.conf'
 check "install: man pages biounlock(8), pam_biounlock(8), biounlock.conf(5) and the pam-auth-update profile" \
     test -f /usr/share/man/man8/biounlock.8.gz -a -f /usr/share/man/man8/pam_biounlock.8.gz -a -f /usr/share/man/man5/biounlock.conf.5.gz -a -f /usr/share/pam-configs/biounlock
+check "install: the translations at /usr/share/locale/{zh_CN,zh_TW,ja,de,fr,es}/LC_MESSAGES/biounlock.mo" \
+    eval 'for l in zh_CN zh_TW ja de fr es; do [ -s /usr/share/locale/$l/LC_MESSAGES/biounlock.mo ] || exit 1; done'
 check "install: the profile is off after installing (common-* byte for byte as before)" pam_same
 
 # ---------------------------------------------------------------- pam-auth-update
@@ -128,11 +130,13 @@ drive() {
     timeout -k 5 60 expect -f "$e2e/drive.exp" "$out/$name.log" "$@"
     echo $? >"$out/$name.rc"
 }
-# as USER COMMAND...: COMMAND as USER with a clean environment, on the caller's terminal.
+# as USER COMMAND...: COMMAND as USER with a clean environment, on the caller's terminal
+# (AS_LANGUAGE: a LANGUAGE for it; the root has only the C.UTF-8 locale, where gettext honours it).
 as() {
     local user=$1; shift
     echo setpriv --reuid="$user" --regid="$user" --init-groups \
-        env -i PATH=/usr/bin:/bin HOME="/home/$user" USER="$user" LOGNAME="$user" TERM=xterm LANG=C.UTF-8 "$@"
+        env -i PATH=/usr/bin:/bin HOME="/home/$user" USER="$user" LOGNAME="$user" TERM=xterm LANG=C.UTF-8 \
+        ${AS_LANGUAGE:+LANGUAGE=$AS_LANGUAGE} "$@"
 }
 rc() { cat "$out/$1.rc" 2>/dev/null || echo missing; }
 saw() { sed 's/\r//g' "$out/$1.log" 2>/dev/null | grep -qF -- "$2"; }
@@ -184,6 +188,12 @@ run_as sudo sudo-typed - "$PIN" -
 check "sudo, type or touch: the PIN typed at once, with no touch, lets $ALICE in" \
     eval '[ "$(rc sudo-typed)" = 0 ] && saw sudo-typed "PIN or password for sudo, or touch the reader: " && not_saw sudo-typed "Fingerprint not recognised" && no_unix_prompt sudo-typed' \
     -- $(files sudo-typed)
+# The package's catalogs (/usr/share/locale): the same sudo in Chinese, by a touch.
+# shellcheck disable=SC2016
+drive sudo-zh "$FINGER" - - "RESULT-uid=0" - $(AS_LANGUAGE=zh_CN as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
+check "sudo in Chinese (LANGUAGE=zh_CN, the package's /usr/share/locale/zh_CN/LC_MESSAGES/biounlock.mo): at 'PIN 码或密码（sudo），或触摸指纹读取器：' a touch lets $ALICE in" \
+    eval '[ "$(rc sudo-zh)" = 0 ] && saw sudo-zh "PIN 码或密码（sudo），或触摸指纹读取器：" && not_saw sudo-zh "or touch the reader" && no_unix_prompt sudo-zh' \
+    -- $(files sudo-zh)
 run_as sudo sudo-enter "$three_wrong" ENTER "$ALICE_PW"
 check "sudo, type or touch: Enter alone after 3 wrong fingers falls through to the Unix password, which works" \
     eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "PIN or password for sudo: " && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
