@@ -9,12 +9,18 @@ public struct ProcessResult {
     public let timedOut: Bool
 }
 
+/// Runs `path`. Without an `environment` the child gets this process's, in the C.UTF-8 locale
+/// (LC_ALL set, LANGUAGE removed): tests that match English text pass whatever the language of
+/// whoever runs them; a test in another language passes its own environment.
 public func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
                 timeout: TimeInterval = 30) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
-    if let environment { process.environment = environment }
+    var inherited = ProcessInfo.processInfo.environment
+    inherited["LC_ALL"] = "C.UTF-8"
+    inherited["LANGUAGE"] = nil
+    process.environment = environment ?? inherited
     let out = Pipe(), err = Pipe(), input = Pipe()
     process.standardOutput = out
     process.standardError = err

@@ -162,12 +162,27 @@ public enum CatalogDirectory {
         while let entry = readdir(dir) {
             entries += 1
             guard entries <= maximumEntries + 2 else { return "\(directory) has more than \(maximumEntries) entries" }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = entryName(entry)
             if name == "." || name == ".." { continue }
             let path = directory + "/" + name + "/LC_MESSAGES/" + domain + ".mo"
             if let problem = fileProblem(path) { return "\(path): \(problem)" }
         }
         return nil
+    }
+
+    /// A directory entry's name, copied into zeroed memory first: readdir leaves the bytes after
+    /// the name uninitialised, and String's word-at-a-time ASCII check reads a few of them
+    /// (harmless, but memcheck would report it on the module's path).
+    static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        let capacity = MemoryLayout.size(ofValue: entry.pointee.d_name)
+        return withUnsafeMutablePointer(to: &entry.pointee.d_name) { tuple -> String in
+            tuple.withMemoryRebound(to: CChar.self, capacity: capacity) { name -> String in
+                let length = strnlen(name, capacity)
+                var bytes = [UInt8](repeating: 0, count: length + 8)
+                for i in 0..<length { bytes[i] = UInt8(bitPattern: name[i]) }
+                return String(decoding: bytes[0..<length], as: UTF8.self)
+            }
+        }
     }
 
     /// Why the catalog at `path` must not be read, or nil (also when there is none).

@@ -43,7 +43,8 @@
  *   --host-check    give the process distinctive host state (signal handlers, signal mask, umask,
  *                   cwd, rlimits), then after every pam_authenticate and after pam_end print
  *                   "HOST: unchanged after X" or "HOST: X changed <what>" (also threads, open
- *                   descriptors and their close-on-exec flags, the environment)
+ *                   descriptors and their close-on-exec flags, the environment, the locale and
+ *                   the default gettext domain)
  *   --cycles N      run the whole transaction N times in this process; conversation output is
  *                   not printed; prints "RSS: warm=KB end=KB" and "RESULTS: NAME=COUNT ..."
  *   --auth-count N  call pam_authenticate N times on one handle
@@ -64,6 +65,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <libintl.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -267,6 +269,8 @@ struct host_state {
     int threads;
     char fds[1024];      /* 0 closed, 1 open, 2 open with FD_CLOEXEC */
     unsigned long env;   /* a hash of the environment */
+    char locale[512];    /* setlocale(LC_ALL, NULL): the host's locale, which a module never sets */
+    char domain[128];    /* textdomain(NULL): the host's default gettext domain */
 };
 
 static void snapshot(struct host_state *s) {
@@ -289,6 +293,10 @@ static void snapshot(struct host_state *s) {
     unsigned long h = 5381;
     for (char **e = environ; e && *e; e++) for (const char *c = *e; *c; c++) h = h * 33 + (unsigned char)*c;
     s->env = h;
+    const char *l = setlocale(LC_ALL, NULL);
+    snprintf(s->locale, sizeof s->locale, "%s", l ? l : "(null)");
+    const char *d = textdomain(NULL);
+    snprintf(s->domain, sizeof s->domain, "%s", d ? d : "(null)");
 }
 
 static void compare(const struct host_state *a, const char *when) {
@@ -332,6 +340,8 @@ static void compare(const struct host_state *a, const char *when) {
         changed = 1;
     }
     if (a->env != b.env) { say("HOST: %s changed the environment\n", when); changed = 1; }
+    if (strcmp(a->locale, b.locale) != 0) { say("HOST: %s changed the locale %s -> %s\n", when, a->locale, b.locale); changed = 1; }
+    if (strcmp(a->domain, b.domain) != 0) { say("HOST: %s changed the text domain %s -> %s\n", when, a->domain, b.domain); changed = 1; }
     if (!changed) say("HOST: unchanged after %s\n", when);
 }
 

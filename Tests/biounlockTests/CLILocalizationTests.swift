@@ -1,0 +1,94 @@
+import XCTest
+import TestSupport
+import Foundation
+import BiounlockCore
+import BiounlockStore
+
+/// The built CLI in the admin's language: it calls setlocale itself, reads locale_dir from its
+/// config file, and keeps JSON, exit codes, option names and config words untranslated.
+final class CLILocalizationTests: XCTestCase {
+    var dir = ""
+    var db: String { dir + "/db/biounlock.db" }
+    var config: String { dir + "/biounlock.conf" }
+    let user = "daemon"
+
+    override func setUpWithError() throws {
+        XCTAssertTrue(FileManager.default.fileExists(atPath: cliBuildDirectory + "/locale/zh_CN/LC_MESSAGES/biounlock.mo"),
+                      "run scripts/build first (it compiles po/*.po into build/locale)")
+        var template = Array("/tmp/bu-cli-l10n.XXXXXX".utf8CString)
+        dir = String(cString: try XCTUnwrap(mkdtemp(&template)))
+        chmod(dir, 0o755)
+        try "locale_dir = \(cliBuildDirectory)/locale\n".write(toFile: config, atomically: true, encoding: .utf8)
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func cli(_ args: [String], _ environment: [String: String], stdin: String? = nil) throws -> ProcessResult {
+        try runProcess(cliPath, ["--db", db, "--sensor", "simulated", "--config", config] + args, stdin: stdin,
+                       environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
+    }
+
+    func testStatusSpeaksTheAdminsLanguage() throws {
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], ["LANG": "C"], stdin: "2468\n").status, 0)
+        let chinese = try cli(["status", user], ["LANG": "zh_CN.UTF-8"])
+        XCTAssertEqual(chinese.status, 0, chinese.stderr)
+        for line in ["  生物识别解锁：关闭", "  指纹：未录入", "  口令：pin", "  连续失败：指纹 0 次，口令 0 次", "  指纹已锁定：否"] {
+            XCTAssertTrue(chinese.stdout.contains(line + "\n"), "\(line)\n\(chinese.stdout)")
+        }
+        let traditional = try cli(["status", user], ["LANG": "zh_TW.UTF-8"])
+        XCTAssertTrue(traditional.stdout.contains("  生物辨識解鎖：關閉\n"), traditional.stdout)
+        let german = try cli(["status", user], ["LANG": "de_DE.UTF-8"])
+        XCTAssertTrue(german.stdout.contains("  biometrisches Entsperren: aus\n"), german.stdout)
+        let english = try cli(["status", user], ["LANG": "C"])
+        XCTAssertTrue(english.stdout.contains("  biometric unlock: off\n  fingers: none enrolled\n  passcode: pin\n"), english.stdout)
+        XCTAssertEqual(try cli(["status", user], ["LANG": "it_IT.UTF-8"]).stdout, english.stdout, "no Italian catalog: English")
+    }
+
+    func testJSONExitCodesAndConfigWordsStayEnglish() throws {
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], ["LANG": "C"], stdin: "2468\n").status, 0)
+        let english = try cli(["status", user, "--json"], ["LANG": "C"])
+        let chinese = try cli(["status", user, "--json"], ["LANG": "zh_CN.UTF-8"])
+        XCTAssertEqual(chinese.status, 0)
+        XCTAssertEqual(chinese.stdout, english.stdout, "the JSON document does not depend on the language")
+        XCTAssertEqual(try cli(["doctor", "--json", "--pam-dir", dir + "/none"], ["LANG": "ja_JP.UTF-8"]).stdout,
+                       try cli(["doctor", "--json", "--pam-dir", dir + "/none"], ["LANG": "C"]).stdout)
+        // Usage errors: translated message, the same exit code and the option's own name.
+        let usage = try cli(["enrol", user, "--toe", "x"], ["LANG": "de_DE.UTF-8"])
+        XCTAssertEqual(usage.status, 64)
+        XCTAssertTrue(usage.stderr.contains("unbekannte Option „--toe“ für „enrol“"), usage.stderr)
+        let frob = try cli(["frobnicate"], ["LANG": "fr_FR.UTF-8"])
+        XCTAssertEqual(frob.status, 64)
+        XCTAssertTrue(frob.stderr.contains("commande « frobnicate » inconnue"), frob.stderr)
+        // A failure: exit 1 in every language.
+        let failure = try cli(["reset", "nobody-here"], ["LANG": "es_ES.UTF-8"])
+        XCTAssertEqual(failure.status, 1)
+        XCTAssertTrue(failure.stderr.contains("«nobody-here» no tiene registro de biounlock"), failure.stderr)
+        // --json: the errors are English too.
+        let jsonError = try cli(["log", "--json", "--limit", "0"], ["LANG": "zh_CN.UTF-8"])
+        XCTAssertEqual(jsonError.status, 64)
+        XCTAssertTrue(jsonError.stderr.contains("--limit takes 1-1000000"), jsonError.stderr)
+    }
+
+    func testHelpIsTranslatedAndOptionsAreNot() throws {
+        let help = try cli(["--help"], ["LANG": "ja_JP.UTF-8"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("コマンド：\n"), help.stdout)
+        XCTAssertTrue(help.stdout.contains("  enrol USER [--finger F] [--device D] [--timeout SECONDS]"), "commands and options keep their names")
+        XCTAssertTrue(help.stdout.contains("  --db PATH"))
+        // Columns line up by terminal width: the help text starts in the same column on every line.
+        let zh = try cli(["enrol", "--help"], ["LANG": "zh_CN.UTF-8"])
+        XCTAssertTrue(zh.stdout.contains("\n  --finger F              要录入的手指（默认为 right-index-finger）\n"), zh.stdout)
+    }
+
+    func testALocaleDirectoryWithADamagedCatalogMeansEnglish() throws {
+        let locale = dir + "/locale"
+        try FileManager.default.copyItem(atPath: cliBuildDirectory + "/locale", toPath: locale)
+        let mo = locale + "/zh_CN/LC_MESSAGES/biounlock.mo"
+        let good = try Data(contentsOf: URL(fileURLWithPath: mo))
+        try good.prefix(good.count / 3).write(to: URL(fileURLWithPath: mo))
+        try "locale_dir = \(locale)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let r = try cli(["status", user], ["LANG": "zh_CN.UTF-8"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("  biometric unlock: off\n"), r.stdout)
+    }
+}
