@@ -152,7 +152,11 @@ public final class Store: AuthStore {
         if let problem = TrustedFiles.checkFile(path) { throw StoreFailure(problem.description) }
     }
 
-    func schemaVersion() throws(StoreFailure) -> Int {
+    /// The schema version this build writes (and the module requires).
+    public static var currentSchemaVersion: Int { Schema.currentVersion }
+
+    /// The store's schema version (`PRAGMA user_version`).
+    public func schemaVersion() throws(StoreFailure) -> Int {
         let stmt = try connection.prepare("PRAGMA user_version")
         guard try stmt.step() else { return 0 }
         return Int(Row(handle: stmt.handle).int(0) ?? 0)
