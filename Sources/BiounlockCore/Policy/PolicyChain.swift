@@ -175,15 +175,18 @@ public final class PolicyChain {
     // MARK: step 6: the finger (alone, or type-or-touch)
 
     func fingerStep(user: UserRecord, request: AuthRequest, store: AuthStore) -> FingerResult {
-        let templates = user.templates.filter { $0.sensor == options.sensor }
-        guard !templates.isEmpty else {
+        // The provider decides what "enrolled" means: the store's templates, or (sensor=fprintd)
+        // the fingers fprintd holds for the user.
+        let sensor: FingerprintSensor
+        let templates: [Template]
+        switch sensors.openReader(for: user, options: options) {
+        case .ready(let s, let t):
+            sensor = s
+            templates = t
+        case .nothingEnrolled:
             say(request, notice: Messages.nothingEnrolled)
             return .skipped(.nothingEnrolled)
-        }
-        let sensor: FingerprintSensor
-        switch sensors.open(options, for: templates) {
-        case .success(let s): sensor = s
-        case .failure(let why):
+        case .unavailable(let why):
             logger.log(.notice, "reader unavailable for \(user.name): \(why)")
             say(request, notice: Messages.readerUnavailable)
             return .skipped(.readerUnavailable)

@@ -1,0 +1,507 @@
+import Glibc
+import CFPrint
+import BiounlockFprintProtocol
+
+/// fprintd's names for libfprint's finger numbers (1 = left thumb … 10 = right little).
+let fprintdFingerNames = [
+    "left-thumb", "left-index-finger", "left-middle-finger", "left-ring-finger", "left-little-finger",
+    "right-thumb", "right-index-finger", "right-middle-finger", "right-ring-finger", "right-little-finger",
+]
+
+func fprintdFingerName(_ number: UInt8) -> String? {
+    let index = Int(number) - 1
+    return fprintdFingerNames.indices.contains(index) ? fprintdFingerNames[index] : nil
+}
+
+func fprintdFingerNumber(_ name: String) -> UInt8? {
+    fprintdFingerNames.firstIndex(of: name).map { UInt8($0 + 1) }
+}
+
+/// The fprintd client (sensor=fprintd): one connection to the bus the request names, at most one
+/// claimed device. fprintd keeps the prints; this side only starts, watches and stops its
+/// operations, and reports each outcome in the helper protocol.
+///
+/// Security choices, each written where it is enforced below:
+/// - the bus address comes from the request (root-owned `fprintd_bus=`), never the environment
+///   (which is empty anyway), and only `unix:path=` addresses are accepted: GDBus's autolaunch:
+///   and unixexec: transports would run programs;
+/// - signals count only from fprintd's own unique bus name (looked up after the daemon answered)
+///   and only on the claimed device's object path: anyone on the system bus can emit a signal
+///   called VerifyStatus, but the bus stamps the true sender on every message;
+/// - a VerifyStatus dispatched before VerifyStart's own reply is ignored (a "match" reported
+///   before verification began), as is anything after the outcome was taken; VerifyStart's reply
+///   and the signals are dispatched on this thread's main context in the order they arrived;
+/// - fprintd quitting (NameOwnerChanged), the bus closing, or the spawner going away end the wait
+///   at once; the device is released with VerifyStop/Release, and if this process is killed
+///   instead, fprintd sees its client vanish and releases the device itself.
+final class FprintdSession {
+    static let busName = "net.reactivated.Fprint"
+    static let managerPath = "/net/reactivated/Fprint/Manager"
+    static let managerInterface = "net.reactivated.Fprint.Manager"
+    static let deviceInterface = "net.reactivated.Fprint.Device"
+    /// Longest wait for one method call; the spawner kills this process at its own deadline anyway.
+    static let callMilliseconds: Int32 = 5000
+    /// Longest wait for VerifyStop / EnrollStop / Release (fprintd itself waits up to 1 s).
+    static let stopMilliseconds: Int32 = 3000
+
+    let peer: Int32
+    let send: (FprintResponse) -> Void
+    private var connection: OpaquePointer?
+    private var bus = ""
+    /// fprintd's unique bus name (":1.42"), the only sender whose signals count.
+    private var owner = ""
+    private var claimed: FprintdReader?
+    private var subscriptions: [guint] = []
+    private var closedHandler: gulong = 0
+
+    // Set by the signal callbacks (on this thread, from the default main context).
+    private var verifyStatuses: [(result: String, done: Bool)] = []
+    private var enrollStatuses: [(result: String, done: Bool)] = []
+    private var selectedFinger: UInt8 = 0
+    /// VerifyStart's reply was dispatched: statuses count from now until the outcome is taken.
+    private var acceptingVerify = false
+    private var acceptingEnroll = false
+    /// fprintd runs a verification / enrolment that needs VerifyStop / EnrollStop.
+    private var verifying = false
+    private var enrolling = false
+    /// fprintd quit, or the bus connection closed.
+    private var vanished = false
+    /// VerifyStart's answer (nil while it has not come).
+    private var startFailure: FprintFailure?
+    private var startDone = false
+
+    init(peer: Int32, send: @escaping (FprintResponse) -> Void) {
+        self.peer = peer
+        self.send = send
+    }
+
+    deinit { finish() }
+
+    // MARK: connection and calls
+
+    /// Connects to `address` (once per process).
+    func connect(_ address: String) -> FprintFailure? {
+        if let connection, !vanished, g_dbus_connection_is_closed(connection) == 0 {
+            return address == bus ? nil : FprintFailure(.badRequest, "this helper is connected to another bus")
+        }
+        guard connection == nil else { return FprintFailure(.noReader, "the bus connection was lost") }
+        // Only a Unix socket path: GDBus would run a program for autolaunch: or unixexec:.
+        guard address.hasPrefix("unix:path=/"), !address.contains(","), !address.contains(";") else {
+            return FprintFailure(.badRequest, "fprintd_bus must be unix:path=/ABSOLUTE/PATH")
+        }
+        var error: UnsafeMutablePointer<GError>?
+        let flags = GDBusConnectionFlags(rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
+                                         | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+        guard let c = g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error) else {
+            let f = FprintdErrors.failure(error, context: "cannot connect to the system bus at \(address)")
+            return FprintFailure(.noReader, f.message)
+        }
+        // A closed bus must end this helper's wait, not the process (GDBus would _exit).
+        g_dbus_connection_set_exit_on_close(c, 0)
+        connection = c
+        bus = address
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let onClosed: @convention(c) (OpaquePointer?, gboolean, UnsafeMutablePointer<GError>?, gpointer?) -> Void = { _, _, _, data in
+            guard let data else { return }
+            Unmanaged<FprintdSession>.fromOpaque(data).takeUnretainedValue().vanished = true
+        }
+        closedHandler = biounlock_signal_connect(UnsafeMutableRawPointer(c), "closed", unsafeBitCast(onClosed, to: GCallback.self), me)
+        return nil
+    }
+
+    /// One method call on fprintd (or the bus), its result, or the failure it became.
+    func call(_ path: String, _ interface: String, _ method: String, _ arguments: [String] = [],
+              destination: String = FprintdSession.busName, timeout: Int32 = FprintdSession.callMilliseconds,
+              context: String) -> Result<Variant, FprintFailure> {
+        guard let connection else { return .failure(FprintFailure(.notOpen, "not connected to the bus")) }
+        var error: UnsafeMutablePointer<GError>?
+        let parameters = arguments.isEmpty ? nil : Variant.tuple(arguments)
+        // Auto-start allowed: fprintd is bus-activated and exits when idle on real systems.
+        guard let result = g_dbus_connection_call_sync(connection, destination, path, interface, method, parameters, nil,
+                                                        G_DBUS_CALL_FLAGS_NONE, timeout, nil, &error) else {
+            return .failure(FprintdErrors.failure(error, context: context))
+        }
+        return .success(Variant(taking: result))
+    }
+
+    func property(_ path: String, _ name: String) -> Variant? {
+        guard case .success(let v) = call(path, "org.freedesktop.DBus.Properties", "Get", [FprintdSession.deviceInterface, name],
+                                          context: "reading \(name)") else { return nil }
+        return v.child(0)?.unboxed
+    }
+
+    // MARK: devices
+
+    /// Every device fprintd has, with `user`'s fingers on each; learns fprintd's bus name.
+    func devices(user: String) -> Result<[FprintdReader], FprintFailure> {
+        let paths: [String]
+        switch call(FprintdSession.managerPath, FprintdSession.managerInterface, "GetDevices", context: "fprintd GetDevices") {
+        case .failure(let f): return .failure(f)
+        case .success(let v):
+            guard v.type == "(ao)", let list = v.child(0)?.strings(limit: FprintProtocol.maximumDevices) else {
+                return .failure(FprintFailure(.other, "fprintd answered GetDevices with \(v.type)"))
+            }
+            paths = list
+        }
+        // The daemon answered (or was started): only its unique name's signals count from now.
+        switch call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [FprintdSession.busName],
+                    destination: "org.freedesktop.DBus", context: "GetNameOwner") {
+        case .success(let v):
+            guard let name = v.child(0)?.text, name.hasPrefix(":") else { return .failure(FprintFailure(.noReader, "fprintd has no bus name")) }
+            if !owner.isEmpty && owner != name { vanished = true }
+            owner = name
+        case .failure(let f): return .failure(f)
+        }
+        var out: [FprintdReader] = []
+        for path in paths {
+            let fingers: [UInt8]
+            switch call(path, FprintdSession.deviceInterface, "ListEnrolledFingers", [user], context: "fprintd ListEnrolledFingers") {
+            case .success(let v):
+                fingers = (v.child(0)?.strings(limit: 16) ?? []).compactMap(fprintdFingerNumber)
+            case .failure(let f) where f.kind == .noUsablePrint:
+                fingers = []
+            case .failure(let f):
+                return .failure(f)
+            }
+            var unique: [UInt8] = []
+            for f in fingers where !unique.contains(f) { unique.append(f) }
+            out.append(FprintdReader(path: path, name: property(path, "name")?.text ?? "",
+                                     scanType: property(path, "scan-type")?.text ?? "press", enrolStages: 0,
+                                     fingers: Array(unique.prefix(FprintProtocol.maximumPrints))))
+        }
+        return .success(out)
+    }
+
+    func list(bus: String, user: String) {
+        if let f = connect(bus) { return send(.failure(f)) }
+        switch devices(user: user) {
+        case .success(let list): send(.fprintdReaders(list))
+        case .failure(let f): send(.failure(f))
+        }
+    }
+
+    /// Picks the device: the one `selector` names; for verification, else the one holding most of
+    /// the user's prints (the first on a tie, as pam_fprintd does); for enrolment, else fprintd's
+    /// default device.
+    func choose(_ readers: [FprintdReader], selector: String, purpose: FprintdPurpose, user: String) -> Result<FprintdReader, FprintFailure> {
+        guard !readers.isEmpty else { return .failure(FprintFailure(.noReader, "fprintd reports no fingerprint reader")) }
+        if !selector.isEmpty {
+            guard let named = readers.first(where: { $0.path == selector || $0.shortName == selector }) else {
+                return .failure(FprintFailure(.noReader, "no fprintd device matches '\(selector)'"))
+            }
+            if purpose == .verify && named.fingers.isEmpty {
+                return .failure(FprintFailure(.noUsablePrint, "\(user) has no fingerprint enrolled in fprintd on \(named.path)"))
+            }
+            return .success(named)
+        }
+        if purpose == .verify {
+            var best: FprintdReader?
+            for r in readers where r.fingers.count > (best?.fingers.count ?? 0) { best = r }
+            guard let best else { return .failure(FprintFailure(.noUsablePrint, "\(user) has no fingerprint enrolled in fprintd")) }
+            return .success(best)
+        }
+        if case .success(let v) = call(FprintdSession.managerPath, FprintdSession.managerInterface, "GetDefaultDevice",
+                                       context: "fprintd GetDefaultDevice"),
+           let path = v.child(0)?.text, let found = readers.first(where: { $0.path == path }) {
+            return .success(found)
+        }
+        return .success(readers[0])
+    }
+
+    func claim(bus: String, user: String, selector: String, purpose: FprintdPurpose) {
+        guard claimed == nil else { return send(.failure(FprintFailure(.badRequest, "a device is already claimed"))) }
+        if let f = connect(bus) { return send(.failure(f)) }
+        var reader: FprintdReader
+        switch devices(user: user).flatMap({ choose($0, selector: selector, purpose: purpose, user: user) }) {
+        case .success(let r): reader = r
+        case .failure(let f): return send(.failure(f))
+        }
+        subscribe(device: reader.path)
+        switch call(reader.path, FprintdSession.deviceInterface, "Claim", [user], context: "fprintd Claim") {
+        case .success: break
+        case .failure(let f):
+            unsubscribe()
+            return send(.failure(f))
+        }
+        claimed = reader
+        if let stages = property(reader.path, "num-enroll-stages")?.int32, stages > 0 { reader.enrolStages = Int(stages) }
+        claimed = reader
+        send(.fprintdClaimed(reader))
+    }
+
+    // MARK: signals
+
+    private func subscribe(device path: String) {
+        guard let connection else { return }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let onDevice: GDBusSignalCallback = { _, sender, objectPath, _, signal, parameters, data in
+            guard let data, let parameters else { return }
+            let s = Unmanaged<FprintdSession>.fromOpaque(data).takeUnretainedValue()
+            s.deviceSignal(sender: string(sender), path: string(objectPath), name: string(signal), Variant(taking: g_variant_ref(parameters)))
+        }
+        // The bus routes only fprintd's signals for this device here; deviceSignal checks again.
+        subscriptions.append(g_dbus_connection_signal_subscribe(connection, owner, FprintdSession.deviceInterface, nil, path, nil,
+                                                                G_DBUS_SIGNAL_FLAGS_NONE, onDevice, me, nil))
+        let onOwner: GDBusSignalCallback = { _, _, _, _, _, parameters, data in
+            guard let data, let parameters else { return }
+            let s = Unmanaged<FprintdSession>.fromOpaque(data).takeUnretainedValue()
+            let v = Variant(taking: g_variant_ref(parameters))
+            // (name, old owner, new owner): fprintd gone or replaced.
+            if v.type == "(sss)", v.child(0)?.text == FprintdSession.busName, v.child(2)?.text != s.owner { s.vanished = true }
+        }
+        subscriptions.append(g_dbus_connection_signal_subscribe(connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
+                                                                "NameOwnerChanged", "/org/freedesktop/DBus", FprintdSession.busName,
+                                                                G_DBUS_SIGNAL_FLAGS_NONE, onOwner, me, nil))
+    }
+
+    private func unsubscribe() {
+        guard let connection else { return }
+        for id in subscriptions { g_dbus_connection_signal_unsubscribe(connection, id) }
+        subscriptions = []
+    }
+
+    private func deviceSignal(sender: String, path: String, name: String, _ parameters: Variant) {
+        // Only fprintd itself, only the claimed device.
+        guard !owner.isEmpty, sender == owner, let claimed, path == claimed.path else { return }
+        switch (name, parameters.type) {
+        case ("VerifyStatus", "(sb)"):
+            guard acceptingVerify, let result = parameters.child(0)?.text, let done = parameters.child(1)?.bool else { return }
+            if verifyStatuses.count < 64 { verifyStatuses.append((result, done)) }
+        case ("VerifyFingerSelected", "(s)"):
+            guard acceptingVerify else { return }
+            selectedFinger = parameters.child(0)?.text.flatMap(fprintdFingerNumber) ?? 0
+        case ("EnrollStatus", "(sb)"):
+            guard acceptingEnroll, let result = parameters.child(0)?.text, let done = parameters.child(1)?.bool else { return }
+            if enrollStatuses.count < 64 { enrollStatuses.append((result, done)) }
+        default:
+            break
+        }
+    }
+
+    /// Dispatches whatever is already queued on the main context (stale signals), without waiting.
+    private func drain() {
+        var n = 0
+        while n < 1000, g_main_context_iteration(nil, 0) != 0 { n += 1 }
+    }
+
+    enum WaitEnd { case ready, timedOut, peerGone, request, vanished }
+
+    /// Iterates the main context until `ready()` holds, fprintd vanishes, the time is up, or the
+    /// spawner sends a request (the user typed instead of touching) or goes away.
+    private func wait(milliseconds: UInt32, until ready: () -> Bool) -> WaitEnd {
+        let cancel = Cancellation(timeoutMilliseconds: milliseconds, peer: peer, wakeOnInput: true)
+        defer { cancel.finish() }
+        while true {
+            if ready() { return .ready }
+            if vanished { return .vanished }
+            if cancel.peerGone { return .peerGone }
+            if cancel.inputPending { return .request }
+            if cancel.timedOut { return .timedOut }
+            _ = g_main_context_iteration(nil, 1)
+        }
+    }
+
+    // MARK: verify
+
+    func verify(timeoutMilliseconds: UInt32) {
+        guard let claimed else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
+        if vanished { return send(.failure(gone)) }
+        let deadline = monotonicMilliseconds() &+ Int64(timeoutMilliseconds)
+        if !verifying {
+            drain()
+            verifyStatuses = []
+            selectedFinger = 0
+            acceptingVerify = false
+            startDone = false
+            startFailure = nil
+            guard let connection else { return send(.failure(FprintFailure(.notOpen, "not connected"))) }
+            // Asynchronous, so that its reply is dispatched in order with the signals.
+            g_dbus_connection_call(connection, FprintdSession.busName, claimed.path, FprintdSession.deviceInterface, "VerifyStart",
+                                   Variant.tuple(["any"]), nil, G_DBUS_CALL_FLAGS_NONE, FprintdSession.callMilliseconds, nil, { source, result, data in
+                guard let data else { return }
+                let s = Unmanaged<FprintdSession>.fromOpaque(data).takeRetainedValue()
+                var error: UnsafeMutablePointer<GError>?
+                if let source, let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
+                    g_variant_unref(reply)
+                    s.acceptingVerify = true
+                } else {
+                    s.startFailure = FprintdErrors.failure(error, context: "fprintd VerifyStart")
+                }
+                s.startDone = true
+            }, Unmanaged.passRetained(self).toOpaque())
+            switch wait(milliseconds: remaining(until: deadline), until: { startDone }) {
+            case .ready: break
+            case .vanished: return send(.failure(gone))
+            case .peerGone: return
+            case .request, .timedOut:
+                // VerifyStart may still be answered: stop whatever it started.
+                verifying = true
+                stopVerify()
+                return send(.verified(.timedOut))
+            }
+            if let f = startFailure { return send(.failure(f)) }
+            verifying = true
+        }
+        switch wait(milliseconds: remaining(until: deadline), until: { !verifyStatuses.isEmpty }) {
+        case .ready: break
+        case .vanished:
+            verifying = false
+            acceptingVerify = false
+            return send(.failure(gone))
+        case .peerGone:
+            stopVerify()
+            return
+        case .request, .timedOut:
+            stopVerify()
+            return send(.verified(.timedOut))
+        }
+        let status = verifyStatuses.removeFirst()
+        guard status.done else {
+            // A retry: fprintd goes on verifying; the next request waits for the next touch.
+            return send(.verified(.retry(code: FprintdSession.retryCode(status.result))))
+        }
+        let finger = selectedFinger
+        stopVerify()
+        switch status.result {
+        case "verify-match":
+            send(.verified(.match(index: Int(finger))))
+        case "verify-no-match":
+            send(.verified(.noMatch))
+        case "verify-disconnected":
+            send(.failure(FprintFailure(.device, domain: .device, code: Int32(FP_DEVICE_ERROR_REMOVED.rawValue),
+                                        "fprintd: the reader was disconnected")))
+        default:
+            send(.failure(FprintFailure(.device, domain: .device, code: Int32(FP_DEVICE_ERROR_GENERAL.rawValue),
+                                        "fprintd reported \(String(status.result.prefix(64)))")))
+        }
+    }
+
+    var gone: FprintFailure {
+        FprintFailure(.device, domain: .device, code: Int32(FP_DEVICE_ERROR_REMOVED.rawValue), "fprintd quit or the bus closed")
+    }
+
+    static func retryCode(_ result: String) -> Int {
+        switch result {
+        case "verify-swipe-too-short", "enroll-swipe-too-short": return Int(FP_DEVICE_RETRY_TOO_SHORT.rawValue)
+        case "verify-finger-not-centered", "enroll-finger-not-centered": return Int(FP_DEVICE_RETRY_CENTER_FINGER.rawValue)
+        case "verify-remove-and-retry", "enroll-remove-and-retry": return Int(FP_DEVICE_RETRY_REMOVE_FINGER.rawValue)
+        default: return Int(FP_DEVICE_RETRY_GENERAL.rawValue)
+        }
+    }
+
+    func remaining(until deadline: Int64) -> UInt32 {
+        UInt32(clamping: max(deadline &- monotonicMilliseconds(), 1))
+    }
+
+    /// Ends a running verification (needed before the next VerifyStart); statuses stop counting first.
+    private func stopVerify() {
+        acceptingVerify = false
+        guard verifying, let claimed, !vanished else { verifying = false; return }
+        verifying = false
+        _ = call(claimed.path, FprintdSession.deviceInterface, "VerifyStop", timeout: FprintdSession.stopMilliseconds, context: "fprintd VerifyStop")
+    }
+
+    // MARK: enrol and delete
+
+    func enrol(finger: UInt8, timeoutMilliseconds: UInt32) {
+        guard let claimed else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
+        guard let name = fprintdFingerName(finger) else { return send(.failure(FprintFailure(.badRequest, "unknown finger \(finger)"))) }
+        let deadline = monotonicMilliseconds() &+ Int64(timeoutMilliseconds)
+        drain()
+        enrollStatuses = []
+        acceptingEnroll = true
+        switch call(claimed.path, FprintdSession.deviceInterface, "EnrollStart", [name], context: "fprintd EnrollStart") {
+        case .success: enrolling = true
+        case .failure(let f):
+            acceptingEnroll = false
+            return send(.failure(f))
+        }
+        let total = claimed.enrolStages
+        var done = 0
+        while true {
+            switch wait(milliseconds: remaining(until: deadline), until: { !enrollStatuses.isEmpty }) {
+            case .ready: break
+            case .vanished:
+                enrolling = false
+                return send(.failure(gone))
+            case .peerGone:
+                stopEnrol()
+                return
+            case .request, .timedOut:
+                stopEnrol()
+                return send(.failure(FprintFailure(.timedOut, "no touch in time")))
+            }
+            let status = enrollStatuses.removeFirst()
+            if !status.done {
+                if status.result == "enroll-stage-passed" {
+                    done += 1
+                    send(.enrolStage(done: done, total: max(total, done)))
+                } else {
+                    send(.enrolRetry(code: FprintdSession.retryCode(status.result)))
+                }
+                continue
+            }
+            stopEnrol()
+            func deviceFailure(_ error: FpDeviceError, _ text: String) -> FprintResponse {
+                .failure(FprintFailure(.device, domain: .device, code: Int32(error.rawValue), "fprintd: \(text)"))
+            }
+            switch status.result {
+            case "enroll-completed":
+                send(.enrolStage(done: max(total, done + 1), total: max(total, done + 1)))
+                send(.fprintdEnrolled)
+            case "enroll-duplicate":
+                send(deviceFailure(FP_DEVICE_ERROR_DATA_DUPLICATE, "this finger is already enrolled (for this or another user)"))
+            case "enroll-data-full":
+                send(deviceFailure(FP_DEVICE_ERROR_DATA_FULL, "the reader's storage is full"))
+            case "enroll-disconnected":
+                send(deviceFailure(FP_DEVICE_ERROR_REMOVED, "the reader was disconnected"))
+            default:
+                send(deviceFailure(FP_DEVICE_ERROR_GENERAL, "enrolment failed (\(String(status.result.prefix(64))))"))
+            }
+            return
+        }
+    }
+
+    private func stopEnrol() {
+        acceptingEnroll = false
+        guard enrolling, let claimed, !vanished else { enrolling = false; return }
+        enrolling = false
+        _ = call(claimed.path, FprintdSession.deviceInterface, "EnrollStop", timeout: FprintdSession.stopMilliseconds, context: "fprintd EnrollStop")
+    }
+
+    func delete(finger: UInt8) {
+        guard let claimed else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
+        let result: Result<Variant, FprintFailure>
+        if finger == 0 {
+            result = call(claimed.path, FprintdSession.deviceInterface, "DeleteEnrolledFingers2", context: "fprintd DeleteEnrolledFingers2")
+        } else if let name = fprintdFingerName(finger) {
+            result = call(claimed.path, FprintdSession.deviceInterface, "DeleteEnrolledFinger", [name], context: "fprintd DeleteEnrolledFinger")
+        } else {
+            return send(.failure(FprintFailure(.badRequest, "unknown finger \(finger)")))
+        }
+        switch result {
+        case .success: send(.deleted)
+        case .failure(let f): send(.failure(f))
+        }
+    }
+
+    // MARK: release
+
+    /// Stops what runs and releases the device (the `close` request, and on exit).
+    func finish() {
+        if claimed != nil {
+            stopVerify()
+            stopEnrol()
+            if let claimed, !vanished {
+                _ = call(claimed.path, FprintdSession.deviceInterface, "Release", timeout: FprintdSession.stopMilliseconds, context: "fprintd Release")
+            }
+            claimed = nil
+        }
+        unsubscribe()
+        if let connection {
+            if closedHandler != 0 { g_signal_handler_disconnect(UnsafeMutableRawPointer(connection), closedHandler); closedHandler = 0 }
+            g_object_unref(UnsafeMutableRawPointer(connection))
+            self.connection = nil
+        }
+    }
+}
