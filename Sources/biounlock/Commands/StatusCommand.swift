@@ -28,7 +28,11 @@ enum StatusCommand {
             records.append(UserRecord(name: name))
         }
         let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID())
-        let fprintd = FprintdCheck.scan()
+        var fprintd = FprintdCheck.scan()
+        fprintd.sensor = context.options.sensor
+        if context.options.sensor == .fprintd {
+            fprintd.error = FprintdFingers.add(to: &records, options: context.options)
+        }
         let check = Sensors.problem(with:)
         if invocation.globals.json {
             Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now, fprintd: fprintd, check: check).serialized())
