@@ -94,7 +94,7 @@ let package = Package(
         ),
 
         // Helpers the test targets share (running a built program with a time limit, ...).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: testSettings),
+        .target(name: "TestSupport", dependencies: ["BiounlockSensors"], path: "Tests/TestSupport", swiftSettings: testSettings),
 
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings),

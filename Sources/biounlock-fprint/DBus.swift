@@ -1,3 +1,4 @@
+import Glibc
 import CFPrint
 import BiounlockFprintProtocol
 
@@ -87,6 +88,14 @@ enum FprintdErrors {
         let name = remoteErrorName(error)
         if name != nil { _ = g_dbus_error_strip_remote_error(error) }
         let message = "\(context): \(error.pointee.message.map { String(cString: $0) } ?? "unknown error")"
+        if name == nil, error.pointee.domain == g_io_error_quark() {
+            return FprintFailure(.other, domain: .io, code: error.pointee.code, message)
+        }
+        return failure(name: name, message: message)
+    }
+
+    /// The failure for a D-Bus error reply `name` (from a GError, or an error message the inbox saw).
+    static func failure(name: String?, message: String) -> FprintFailure {
         switch name {
         case alreadyInUse?:
             // FP_DEVICE_ERROR_BUSY: the same "busy" libfprint itself reports.
@@ -99,10 +108,131 @@ enum FprintdErrors {
         case let n? where notRunning.contains(n):
             return FprintFailure(.noReader, "\(message) (fprintd is not running)")
         default:
-            if error.pointee.domain == g_io_error_quark() {
-                return FprintFailure(.other, domain: .io, code: error.pointee.code, message)
-            }
             return FprintFailure(.other, message)
+        }
+    }
+}
+
+/// What GDBus's worker thread saw of fprintd, in the order the messages arrived.
+///
+/// Security choice: this order decides which statuses belong to a verification, and GLib's
+/// main-context dispatch does not keep it (a method reply takes more hops than a signal). A
+/// message filter runs on the worker thread for every incoming message, in arrival order; it
+/// keeps only the replies it was told to expect and signals whose sender the bus stamped as
+/// fprintd's unique name, on the claimed device's path. It is the only code that runs on that
+/// thread; everything it shares is behind one mutex.
+final class Inbox {
+    enum Event: Equatable {
+        /// The reply to an expected call (an error name and text when it failed).
+        case reply(UInt32, String?, String)
+        case verifyStatus(String, Bool)
+        case fingerSelected(String)
+        case enrollStatus(String, Bool)
+        /// NameOwnerChanged for fprintd's name: its new owner ("" when it quit).
+        case ownerChanged(String)
+    }
+
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var events: [Event] = []
+    private var expected: Set<UInt32> = []
+    private var owner = ""
+    private(set) var device = ""
+    /// Bounded: a flood of signals cannot grow the helper without end.
+    static let limit = 256
+
+    init() {
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+
+    /// Whose signals count, and on which object path.
+    func watch(owner: String, device: String) {
+        locked { self.owner = owner; self.device = device }
+    }
+
+    /// Runs `send` (which returns the call's serial) with the inbox locked, so that the worker
+    /// thread cannot see the reply before the serial is expected.
+    func expectingReply(_ send: () -> UInt32?) -> UInt32? {
+        locked {
+            let serial = send()
+            if let serial { expected.insert(serial) }
+            return serial
+        }
+    }
+
+    /// Everything queued so far, oldest first.
+    func take() -> [Event] {
+        locked {
+            defer { events = [] }
+            return events
+        }
+    }
+
+    private func push(_ event: Event) {
+        if events.count < Inbox.limit { events.append(event) }
+        // Wakes the helper's main loop if it waits (a harmless extra iteration otherwise).
+        g_main_context_wakeup(nil)
+    }
+
+    /// Called by the filter on the worker thread, for each incoming message (transfer none here).
+    func see(_ message: OpaquePointer) {
+        let type = g_dbus_message_get_message_type(message)
+        if type == G_DBUS_MESSAGE_TYPE_METHOD_RETURN || type == G_DBUS_MESSAGE_TYPE_ERROR {
+            let serial = g_dbus_message_get_reply_serial(message)
+            locked {
+                guard expected.remove(serial) != nil else { return }
+                if type == G_DBUS_MESSAGE_TYPE_ERROR {
+                    let name = string(g_dbus_message_get_error_name(message))
+                    var text = ""
+                    if let body = g_dbus_message_get_body(message) {
+                        text = Variant(taking: g_variant_ref(body)).child(0)?.text.map { String($0.prefix(512)) } ?? ""
+                    }
+                    push(.reply(serial, name.isEmpty ? "org.freedesktop.DBus.Error.Failed" : name, text))
+                } else {
+                    push(.reply(serial, nil, ""))
+                }
+            }
+            return
+        }
+        guard type == G_DBUS_MESSAGE_TYPE_SIGNAL else { return }
+        let sender = string(g_dbus_message_get_sender(message))
+        let path = string(g_dbus_message_get_path(message))
+        let interface = string(g_dbus_message_get_interface(message))
+        let member = string(g_dbus_message_get_member(message))
+        guard let body = g_dbus_message_get_body(message) else { return }
+        let arguments = Variant(taking: g_variant_ref(body))
+        locked {
+            if sender == "org.freedesktop.DBus", interface == "org.freedesktop.DBus", member == "NameOwnerChanged" {
+                if arguments.type == "(sss)", arguments.child(0)?.text == FprintdSession.busName {
+                    push(.ownerChanged(arguments.child(2)?.text ?? ""))
+                }
+                return
+            }
+            // Only fprintd itself, only the claimed device: the bus stamps the true sender.
+            guard !owner.isEmpty, sender == owner, !device.isEmpty, path == device,
+                  interface == FprintdSession.deviceInterface else { return }
+            switch (member, arguments.type) {
+            case ("VerifyStatus", "(sb)"):
+                if let r = arguments.child(0)?.text, let d = arguments.child(1)?.bool { push(.verifyStatus(String(r.prefix(64)), d)) }
+            case ("VerifyFingerSelected", "(s)"):
+                if let f = arguments.child(0)?.text { push(.fingerSelected(String(f.prefix(64)))) }
+            case ("EnrollStatus", "(sb)"):
+                if let r = arguments.child(0)?.text, let d = arguments.child(1)?.bool { push(.enrollStatus(String(r.prefix(64)), d)) }
+            default:
+                break
+            }
         }
     }
 }

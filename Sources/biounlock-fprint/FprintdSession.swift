@@ -28,9 +28,15 @@ func fprintdFingerNumber(_ name: String) -> UInt8? {
 /// - signals count only from fprintd's own unique bus name (looked up after the daemon answered)
 ///   and only on the claimed device's object path: anyone on the system bus can emit a signal
 ///   called VerifyStatus, but the bus stamps the true sender on every message;
-/// - a VerifyStatus dispatched before VerifyStart's own reply is ignored (a "match" reported
-///   before verification began), as is anything after the outcome was taken; VerifyStart's reply
-///   and the signals are dispatched on this thread's main context in the order they arrived;
+/// - a status reported before verification began is ignored: whatever fprintd sent before this
+///   helper asked for the verification (statuses of an earlier try, of another client's session,
+///   anything before the Claim or VerifyStop reply) is dropped before VerifyStart is sent, and
+///   nothing counts when VerifyStart fails. fprintd itself sends a verification's first status
+///   before VerifyStart's reply when the touch is quick (seen with the real daemon), so statuses
+///   between the request and its reply do count -- only this client can have started a
+///   verification on a device it holds. The order of replies and signals is taken where it is
+///   certain: a message filter on GDBus's worker thread sees every incoming message in arrival
+///   order (GLib's dispatch does not keep it) and queues what matters (Inbox);
 /// - fprintd quitting (NameOwnerChanged), the bus closing, or the spawner going away end the wait
 ///   at once; the device is released with VerifyStop/Release, and if this process is killed
 ///   instead, fprintd sees its client vanish and releases the device itself.
@@ -54,21 +60,17 @@ final class FprintdSession {
     private var subscriptions: [guint] = []
     private var closedHandler: gulong = 0
 
-    // Set by the signal callbacks (on this thread, from the default main context).
-    private var verifyStatuses: [(result: String, done: Bool)] = []
-    private var enrollStatuses: [(result: String, done: Bool)] = []
+    /// What GDBus's worker thread saw, in arrival order (see Inbox).
+    private let inbox = Inbox()
+    private var filter: guint = 0
+    /// Taken from the inbox, not yet used (a retry and a match may arrive together).
+    private var pending: [Inbox.Event] = []
     private var selectedFinger: UInt8 = 0
-    /// VerifyStart's reply was dispatched: statuses count from now until the outcome is taken.
-    private var acceptingVerify = false
-    private var acceptingEnroll = false
-    /// fprintd runs a verification / enrolment that needs VerifyStop / EnrollStop.
+    /// A verification / enrolment that fprintd runs and that needs VerifyStop / EnrollStop.
     private var verifying = false
     private var enrolling = false
     /// fprintd quit, or the bus connection closed.
     private var vanished = false
-    /// VerifyStart's answer (nil while it has not come).
-    private var startFailure: FprintFailure?
-    private var startDone = false
 
     init(peer: Int32, send: @escaping (FprintResponse) -> Void) {
         self.peer = peer
@@ -106,6 +108,11 @@ final class FprintdSession {
             Unmanaged<FprintdSession>.fromOpaque(data).takeUnretainedValue().vanished = true
         }
         closedHandler = biounlock_signal_connect(UnsafeMutableRawPointer(c), "closed", unsafeBitCast(onClosed, to: GCallback.self), me)
+        filter = g_dbus_connection_add_filter(c, { _, message, incoming, data in
+            guard incoming != 0, let message, let data else { return message }
+            Unmanaged<Inbox>.fromOpaque(data).takeUnretainedValue().see(message)
+            return message
+        }, Unmanaged.passUnretained(inbox).toOpaque(), nil)
         return nil
     }
 
@@ -150,6 +157,7 @@ final class FprintdSession {
             guard let name = v.child(0)?.text, name.hasPrefix(":") else { return .failure(FprintFailure(.noReader, "fprintd has no bus name")) }
             if !owner.isEmpty && owner != name { vanished = true }
             owner = name
+            inbox.watch(owner: name, device: inbox.device)
         case .failure(let f): return .failure(f)
         }
         var out: [FprintdReader] = []
@@ -231,27 +239,18 @@ final class FprintdSession {
 
     // MARK: signals
 
+    /// Asks the bus for fprintd's signals on `path` and for NameOwnerChanged of fprintd's name.
+    /// The subscriptions only install the bus's match rules (broadcast signals reach no one who
+    /// did not ask); the Inbox filter reads the messages, in arrival order.
     private func subscribe(device path: String) {
         guard let connection else { return }
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        let onDevice: GDBusSignalCallback = { _, sender, objectPath, _, signal, parameters, data in
-            guard let data, let parameters else { return }
-            let s = Unmanaged<FprintdSession>.fromOpaque(data).takeUnretainedValue()
-            s.deviceSignal(sender: string(sender), path: string(objectPath), name: string(signal), Variant(taking: g_variant_ref(parameters)))
-        }
-        // The bus routes only fprintd's signals for this device here; deviceSignal checks again.
+        inbox.watch(owner: owner, device: path)
+        let ignore: GDBusSignalCallback = { _, _, _, _, _, _, _ in }
         subscriptions.append(g_dbus_connection_signal_subscribe(connection, owner, FprintdSession.deviceInterface, nil, path, nil,
-                                                                G_DBUS_SIGNAL_FLAGS_NONE, onDevice, me, nil))
-        let onOwner: GDBusSignalCallback = { _, _, _, _, _, parameters, data in
-            guard let data, let parameters else { return }
-            let s = Unmanaged<FprintdSession>.fromOpaque(data).takeUnretainedValue()
-            let v = Variant(taking: g_variant_ref(parameters))
-            // (name, old owner, new owner): fprintd gone or replaced.
-            if v.type == "(sss)", v.child(0)?.text == FprintdSession.busName, v.child(2)?.text != s.owner { s.vanished = true }
-        }
+                                                                G_DBUS_SIGNAL_FLAGS_NONE, ignore, nil, nil))
         subscriptions.append(g_dbus_connection_signal_subscribe(connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
                                                                 "NameOwnerChanged", "/org/freedesktop/DBus", FprintdSession.busName,
-                                                                G_DBUS_SIGNAL_FLAGS_NONE, onOwner, me, nil))
+                                                                G_DBUS_SIGNAL_FLAGS_NONE, ignore, nil, nil))
     }
 
     private func unsubscribe() {
@@ -260,28 +259,43 @@ final class FprintdSession {
         subscriptions = []
     }
 
-    private func deviceSignal(sender: String, path: String, name: String, _ parameters: Variant) {
-        // Only fprintd itself, only the claimed device.
-        guard !owner.isEmpty, sender == owner, let claimed, path == claimed.path else { return }
-        switch (name, parameters.type) {
-        case ("VerifyStatus", "(sb)"):
-            guard acceptingVerify, let result = parameters.child(0)?.text, let done = parameters.child(1)?.bool else { return }
-            if verifyStatuses.count < 64 { verifyStatuses.append((result, done)) }
-        case ("VerifyFingerSelected", "(s)"):
-            guard acceptingVerify else { return }
-            selectedFinger = parameters.child(0)?.text.flatMap(fprintdFingerNumber) ?? 0
-        case ("EnrollStatus", "(sb)"):
-            guard acceptingEnroll, let result = parameters.child(0)?.text, let done = parameters.child(1)?.bool else { return }
-            if enrollStatuses.count < 64 { enrollStatuses.append((result, done)) }
-        default:
-            break
+    /// Starts `method` on the claimed device without waiting: its reply is found in the inbox, in
+    /// order with the signals. Returns the serial to wait for.
+    private func start(_ method: String, _ arguments: [String]) -> Result<UInt32, FprintFailure> {
+        guard let connection, let claimed else { return .failure(FprintFailure(.notOpen, "no fprintd device is claimed")) }
+        guard let message = g_dbus_message_new_method_call(FprintdSession.busName, claimed.path, FprintdSession.deviceInterface, method) else {
+            return .failure(FprintFailure(.other, "cannot build \(method)"))
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(message)) }
+        g_dbus_message_set_body(message, Variant.tuple(arguments))
+        var error: UnsafeMutablePointer<GError>?
+        var serial: guint32 = 0
+        // The inbox is locked until it knows the serial, so that the filter cannot pass the reply by.
+        let sent = inbox.expectingReply { () -> UInt32? in
+            g_dbus_connection_send_message(connection, message, G_DBUS_SEND_MESSAGE_FLAGS_NONE, &serial, &error) != 0 ? serial : nil
+        }
+        guard let sent else { return .failure(FprintdErrors.failure(error, context: "fprintd \(method)")) }
+        return .success(sent)
+    }
+
+    /// Moves what the worker thread queued to `pending`; NameOwnerChanged marks fprintd gone.
+    private func collect() {
+        for event in inbox.take() {
+            if case .ownerChanged(let new) = event {
+                if new != owner { vanished = true }
+            } else {
+                pending.append(event)
+            }
         }
     }
 
-    /// Dispatches whatever is already queued on the main context (stale signals), without waiting.
+    /// Forgets whatever arrived before now (statuses of an earlier verification): dispatches what
+    /// the main context holds, without waiting, and empties the inbox.
     private func drain() {
         var n = 0
         while n < 1000, g_main_context_iteration(nil, 0) != 0 { n += 1 }
+        collect()
+        pending = []
     }
 
     enum WaitEnd { case ready, timedOut, peerGone, request, vanished }
@@ -292,6 +306,7 @@ final class FprintdSession {
         let cancel = Cancellation(timeoutMilliseconds: milliseconds, peer: peer, wakeOnInput: true)
         defer { cancel.finish() }
         while true {
+            collect()
             if ready() { return .ready }
             if vanished { return .vanished }
             if cancel.peerGone { return .peerGone }
@@ -304,49 +319,59 @@ final class FprintdSession {
     // MARK: verify
 
     func verify(timeoutMilliseconds: UInt32) {
-        guard let claimed else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
+        guard claimed != nil else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
         if vanished { return send(.failure(gone)) }
         let deadline = monotonicMilliseconds() &+ Int64(timeoutMilliseconds)
         if !verifying {
             drain()
-            verifyStatuses = []
             selectedFinger = 0
-            acceptingVerify = false
-            startDone = false
-            startFailure = nil
-            guard let connection else { return send(.failure(FprintFailure(.notOpen, "not connected"))) }
-            // Asynchronous, so that its reply is dispatched in order with the signals.
-            g_dbus_connection_call(connection, FprintdSession.busName, claimed.path, FprintdSession.deviceInterface, "VerifyStart",
-                                   Variant.tuple(["any"]), nil, G_DBUS_CALL_FLAGS_NONE, FprintdSession.callMilliseconds, nil, { source, result, data in
-                guard let data else { return }
-                let s = Unmanaged<FprintdSession>.fromOpaque(data).takeRetainedValue()
-                var error: UnsafeMutablePointer<GError>?
-                if let source, let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
-                    g_variant_unref(reply)
-                    s.acceptingVerify = true
-                } else {
-                    s.startFailure = FprintdErrors.failure(error, context: "fprintd VerifyStart")
+            let serial: UInt32
+            switch start("VerifyStart", ["any"]) {
+            case .success(let s): serial = s
+            case .failure(let f): return send(.failure(f))
+            }
+            verifying = true
+            // Statuses may come before the reply (fprintd sends them as soon as the reader has a
+            // touch); they stay in order in `pending` and count only if VerifyStart succeeded.
+            var reply: Inbox.Event?
+            switch wait(milliseconds: remaining(until: deadline), until: {
+                if let i = pending.firstIndex(where: { if case .reply(serial, _, _) = $0 { return true }; return false }) {
+                    reply = pending.remove(at: i)
                 }
-                s.startDone = true
-            }, Unmanaged.passRetained(self).toOpaque())
-            switch wait(milliseconds: remaining(until: deadline), until: { startDone }) {
+                return reply != nil
+            }) {
             case .ready: break
-            case .vanished: return send(.failure(gone))
-            case .peerGone: return
+            case .vanished:
+                verifying = false
+                return send(.failure(gone))
+            case .peerGone:
+                stopVerify()
+                return
             case .request, .timedOut:
-                // VerifyStart may still be answered: stop whatever it started.
-                verifying = true
                 stopVerify()
                 return send(.verified(.timedOut))
             }
-            if let f = startFailure { return send(.failure(f)) }
-            verifying = true
+            if case .reply(_, let errorName?, let text)? = reply {
+                verifying = false
+                pending = []
+                return send(.failure(FprintdErrors.failure(name: errorName, message: "fprintd VerifyStart: \(text)")))
+            }
         }
-        switch wait(milliseconds: remaining(until: deadline), until: { !verifyStatuses.isEmpty }) {
+        var status: (result: String, done: Bool)?
+        switch wait(milliseconds: remaining(until: deadline), until: {
+            while status == nil, let event = pending.first {
+                pending.removeFirst()
+                switch event {
+                case .verifyStatus(let result, let done): status = (result, done)
+                case .fingerSelected(let name): selectedFinger = fprintdFingerNumber(name) ?? 0
+                default: break
+                }
+            }
+            return status != nil
+        }) {
         case .ready: break
         case .vanished:
             verifying = false
-            acceptingVerify = false
             return send(.failure(gone))
         case .peerGone:
             stopVerify()
@@ -355,7 +380,7 @@ final class FprintdSession {
             stopVerify()
             return send(.verified(.timedOut))
         }
-        let status = verifyStatuses.removeFirst()
+        guard let status else { return send(.verified(.timedOut)) }
         guard status.done else {
             // A retry: fprintd goes on verifying; the next request waits for the next touch.
             return send(.verified(.retry(code: FprintdSession.retryCode(status.result))))
@@ -395,7 +420,6 @@ final class FprintdSession {
 
     /// Ends a running verification (needed before the next VerifyStart); statuses stop counting first.
     private func stopVerify() {
-        acceptingVerify = false
         guard verifying, let claimed, !vanished else { verifying = false; return }
         verifying = false
         _ = call(claimed.path, FprintdSession.deviceInterface, "VerifyStop", timeout: FprintdSession.stopMilliseconds, context: "fprintd VerifyStop")
@@ -406,20 +430,33 @@ final class FprintdSession {
     func enrol(finger: UInt8, timeoutMilliseconds: UInt32) {
         guard let claimed else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
         guard let name = fprintdFingerName(finger) else { return send(.failure(FprintFailure(.badRequest, "unknown finger \(finger)"))) }
+        if vanished { return send(.failure(gone)) }
         let deadline = monotonicMilliseconds() &+ Int64(timeoutMilliseconds)
         drain()
-        enrollStatuses = []
-        acceptingEnroll = true
-        switch call(claimed.path, FprintdSession.deviceInterface, "EnrollStart", [name], context: "fprintd EnrollStart") {
-        case .success: enrolling = true
-        case .failure(let f):
-            acceptingEnroll = false
-            return send(.failure(f))
+        let serial: UInt32
+        switch start("EnrollStart", [name]) {
+        case .success(let s): serial = s
+        case .failure(let f): return send(.failure(f))
         }
+        enrolling = true
         let total = claimed.enrolStages
         var done = 0
         while true {
-            switch wait(milliseconds: remaining(until: deadline), until: { !enrollStatuses.isEmpty }) {
+            var status: (result: String, done: Bool)?
+            var startError: (name: String, text: String)?
+            switch wait(milliseconds: remaining(until: deadline), until: {
+                while status == nil, startError == nil, let event = pending.first {
+                    pending.removeFirst()
+                    switch event {
+                    case .reply(serial, let errorName, let text):
+                        if let errorName { startError = (errorName, text) }
+                    // As for verification, statuses may precede EnrollStart's reply.
+                    case .enrollStatus(let result, let isDone): status = (result, isDone)
+                    default: break
+                    }
+                }
+                return status != nil || startError != nil
+            }) {
             case .ready: break
             case .vanished:
                 enrolling = false
@@ -431,7 +468,11 @@ final class FprintdSession {
                 stopEnrol()
                 return send(.failure(FprintFailure(.timedOut, "no touch in time")))
             }
-            let status = enrollStatuses.removeFirst()
+            if let startError {
+                enrolling = false
+                return send(.failure(FprintdErrors.failure(name: startError.name, message: "fprintd EnrollStart: \(startError.text)")))
+            }
+            guard let status else { continue }
             if !status.done {
                 if status.result == "enroll-stage-passed" {
                     done += 1
@@ -463,7 +504,6 @@ final class FprintdSession {
     }
 
     private func stopEnrol() {
-        acceptingEnroll = false
         guard enrolling, let claimed, !vanished else { enrolling = false; return }
         enrolling = false
         _ = call(claimed.path, FprintdSession.deviceInterface, "EnrollStop", timeout: FprintdSession.stopMilliseconds, context: "fprintd EnrollStop")
@@ -499,6 +539,7 @@ final class FprintdSession {
         }
         unsubscribe()
         if let connection {
+            if filter != 0 { g_dbus_connection_remove_filter(connection, filter); filter = 0 }
             if closedHandler != 0 { g_signal_handler_disconnect(UnsafeMutableRawPointer(connection), closedHandler); closedHandler = 0 }
             g_object_unref(UnsafeMutableRawPointer(connection))
             self.connection = nil
