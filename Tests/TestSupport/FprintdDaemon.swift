@@ -309,4 +309,24 @@ public final class FprintdDaemon {
 
     /// How many spoofed signals were sent.
     public var spoofed: Int { spoofCount.value }
+
+    /// Claims `device` for `user` and releases it again in one connection, as the next client
+    /// would: nil when that worked, else fprintd's error (`net.reactivated.Fprint.Error.AlreadyInUse`
+    /// while someone still holds it).
+    public func claimAndRelease(user: String = "daemon", device: String = "/net/reactivated/Fprint/Device/0") throws -> String? {
+        let script = """
+            import sys
+            from gi.repository import Gio, GLib
+            bus = Gio.DBusConnection.new_for_address_sync(sys.argv[1], Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+            try:
+                bus.call_sync("net.reactivated.Fprint", sys.argv[2], "net.reactivated.Fprint.Device", "Claim", GLib.Variant("(s)", (sys.argv[3],)), None, 0, 5000, None)
+                bus.call_sync("net.reactivated.Fprint", sys.argv[2], "net.reactivated.Fprint.Device", "Release", None, None, 0, 5000, None)
+                print("released")
+            except GLib.Error as e:
+                print(Gio.DBusError.get_remote_error(e) or e.message)
+            """
+        let r = try runProcess("/usr/bin/python3", ["-c", script, address, device, user], environment: clientEnvironment, timeout: 20)
+        let out = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        return out == "released" ? nil : out + r.stderr
+    }
 }
