@@ -283,7 +283,9 @@ final class FprintdSession {
         for event in inbox.take() {
             if case .ownerChanged(let new) = event {
                 if new != owner { vanished = true }
-            } else {
+            } else if pending.count < Inbox.limit * 4 {
+                // Bounded like the inbox: only fprintd itself could flood it, and a reply lost in
+                // a flood only means waiting until the deadline (unavailable).
                 pending.append(event)
             }
         }
