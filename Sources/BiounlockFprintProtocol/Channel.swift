@@ -124,7 +124,7 @@ public final class FrameChannel {
 
     /// Waits until a frame can be read (bytes already buffered, or the socket readable) or
     /// `interrupt` becomes readable first (a key pressed at a type-or-touch prompt).
-    public func waitReadable(orInterrupt interrupt: Int32, until deadline: Int64) -> Readiness {
+    public func waitReadable(orInterrupt interrupt: Int32?, until deadline: Int64) -> Readiness {
         guard fd >= 0 else { return .failed }
         if frames.buffered > 0 { return .ready }
         while true {
@@ -134,7 +134,8 @@ public final class FrameChannel {
                 if left <= 0 { return .timedOut }
                 timeout = left > Int64(Int32.max) ? Int32.max : Int32(left)
             }
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)]
+            // A negative descriptor is ignored by poll: no interrupt.
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: interrupt ?? -1, events: Int16(POLLIN), revents: 0)]
             let rc = poll(&fds, 2, timeout)
             if rc > 0 { return fds[1].revents != 0 ? .interrupted : .ready }
             if rc == 0 { return .timedOut }

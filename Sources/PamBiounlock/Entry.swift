@@ -14,6 +14,9 @@ let maximumArguments = 64
 public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh else { return PAM_SERVICE_ERR }
+    // A note left by an earlier pam_authenticate on this handle (sudo asks up to 3 times) must not
+    // make pam_sm_setcred record a password success that this attempt never handed on.
+    biounlock_pam_clear_pending_user(pamh)
     let logger = SyslogLogger(pamh)
     let arguments = PamHandle.arguments(argc, argv, logger: logger)
 
@@ -49,7 +52,7 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         sensors: Sensors(logger: logger),
         openStore: { openStore(options) },
         sessionFacts: {
-            SessionProbe.facts(rhost: request.rhost, environment: { PamHandle.environment(pamh, $0) }, options: options)
+            SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { PamHandle.environment(pamh, $0) }, options: options)
         },
         terminal: { ControllingTerminal.forConversation(pamTTY: request.tty) })
 
@@ -59,10 +62,9 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     }
     switch decision.outcome {
     case .success: return PAM_SUCCESS
-    case .notEnabled: return PAM_IGNORE
+    case .ignore: return PAM_IGNORE
     case .unavailable: return PAM_AUTHINFO_UNAVAIL
     case .maxTries: return PAM_MAXTRIES
-    case .denied: return PAM_AUTH_ERR
     case .userUnknown: return PAM_USER_UNKNOWN
     case .conversationFailed: return PAM_CONV_ERR
     }
@@ -71,14 +73,21 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
 /// biounlock sets no credentials and always returns PAM_SUCCESS (sudo-like callers fail without
 /// it). Callers invoke it only after the auth stack succeeded, so if pam_sm_authenticate handed
 /// this user on to the password, the password was right: see PasswordWitness.
+///
+/// The note must name the user the stack authenticated: PAM_USER, or PAM_RUSER when the caller
+/// changed PAM_USER after authenticating -- sudo authenticates the invoking user (PAM_USER and
+/// PAM_RUSER both that user), then sets PAM_USER to the target (root) before pam_setcred. A note
+/// for anyone else records nothing: a false "password success" would reset the PIN lockout.
 @_cdecl("pam_sm_setcred")
 public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                            _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh, let pending = biounlock_pam_get_pending_user(pamh).flatMap(PamHandle.string) else { return PAM_SUCCESS }
     biounlock_pam_clear_pending_user(pamh)
-    guard (UInt32(bitPattern: flags) & UInt32(PAM_DELETE_CRED)) == 0, case .name(let user) = PamHandle.user(pamh), user == pending else {
+    guard (UInt32(bitPattern: flags) & UInt32(PAM_DELETE_CRED)) == 0, case .name(let current) = PamHandle.user(pamh),
+          current == pending || PamHandle.item(pamh, PAM_RUSER) == pending else {
         return PAM_SUCCESS
     }
+    let user = pending
     let logger = SyslogLogger(pamh)
     guard case .success(let loaded) = Configuration.load(arguments: PamHandle.arguments(argc, argv, logger: logger)),
           case .success(let store) = openStore(loaded.options) else { return PAM_SUCCESS }

@@ -8,7 +8,7 @@
 #   bash Tests/EndToEnd/load.sh [--long]     (as root, after scripts/build)
 #
 # Roles (workers x role):
-#   16 wrong PIN         mail, news (8 each)  PAM_AUTH_ERR          passcode_failures += 1
+#   16 wrong PIN         mail, news (8 each)  PAM_AUTHINFO_UNAVAIL  passcode_failures += 1 (handed on to the password)
 #    8 right PIN         daemon               PAM_SUCCESS           counters cleared
 #    8 touch             nobody               PAM_SUCCESS           (own sensor socket each)
 #    8 wrong finger      one user each        PAM_MAXTRIES          bio_failures += 1 (policy=biometrics, max_tries=1)
@@ -100,7 +100,7 @@ wait
 elapsed=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 cat "$w"/out/[a-z]* >"$w/results"
 
-declare -A expected=([wrong-pin]=PAM_AUTH_ERR [right-pin]=PAM_SUCCESS [touch]=PAM_SUCCESS [wrong-finger]=PAM_MAXTRIES
+declare -A expected=([wrong-pin]=PAM_AUTHINFO_UNAVAIL [right-pin]=PAM_SUCCESS [touch]=PAM_SUCCESS [wrong-finger]=PAM_MAXTRIES
                      [not-enabled]=PAM_TRY_AGAIN [unknown-user]=PAM_USER_UNKNOWN [no-passcode]=PAM_AUTHINFO_UNAVAIL)
 total=$(wc -l <"$w/results")
 echo "# $total transactions by 64 concurrent workers in $elapsed s ($(awk -v n="$total" -v t="$elapsed" 'BEGIN { printf "%.0f", n / t }') per second)"
@@ -120,7 +120,7 @@ db="$w/store/biounlock.db"
 q() { sqlite3 -cmd '.timeout 5000' "$db" "$1"; }
 seen() { awk -v r="$1" -v u="$2" -v c="$3" '$1 == r && $2 == u && $3 == c' "$w/results" | wc -l; }
 for u in mail news; do
-    n=$(seen wrong-pin "$u" PAM_AUTH_ERR)
+    n=$(seen wrong-pin "$u" PAM_AUTHINFO_UNAVAIL)
     check "load: $u's passcode_failures equal the $n wrong PINs the workers saw" test "$(q "SELECT passcode_failures FROM users WHERE name = '$u'")" = "$n"
 done
 for u in "${finger_users[@]}"; do
@@ -135,7 +135,7 @@ check "load: daemon's and nobody's counters are 0 (every attempt succeeded)" \
 audit=$(q "SELECT count(*) FROM events")
 reached=$(awk '$1 != "unknown-user" && $1 != "not-enabled"' "$w/results" | wc -l)
 check "load: the audit log has one row per transaction ($audit rows, $reached transactions)" test "$audit" = "$reached"
-declare -A label=([PAM_AUTH_ERR]=denied [PAM_SUCCESS]=success [PAM_MAXTRIES]=maxtries [PAM_TRY_AGAIN]=ignore [PAM_AUTHINFO_UNAVAIL]=unavailable)
+declare -A label=([PAM_SUCCESS]=success [PAM_MAXTRIES]=maxtries [PAM_TRY_AGAIN]=ignore [PAM_AUTHINFO_UNAVAIL]=unavailable)
 mismatch=""
 while read -r role user code count; do
     rows=$(q "SELECT count(*) FROM events WHERE user = '$user' AND outcome = '${label[$code]:-?}'")

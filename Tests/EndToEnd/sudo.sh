@@ -77,8 +77,8 @@ show() { local n=$1; echo "$out/$n.rc" "$out/$n.out" "$out/$n.err" "$out/$n.touc
 run_sudo first "$ALICE" "$ALICE_PIN"$'\n'
 # shellcheck disable=SC2046
 {
-check "(p) first sudo after setup: the user saw 'Passcode required: enter it once before using your finger.'" \
-    saw first "Passcode required: enter it once before using your finger." -- $(show first)
+check "(p) first sudo after setup: the user saw 'PIN required: enter it once before using your finger.'" \
+    saw first "PIN required: enter it once before using your finger." -- $(show first)
 check "(p) first sudo after setup: no touch was asked for, the PIN let sudo succeed" \
     eval 'ran_as_root first && not_saw first "Touch the fingerprint reader"' -- $(show first)
 }
@@ -91,7 +91,7 @@ check "(a) touch: sudo -S -k id -u with empty stdin succeeds and prints 0" ran_a
 check "(a) touch: the user saw 'Touch the fingerprint reader to authenticate for sudo'" \
     saw touch "Touch the fingerprint reader to authenticate for sudo" -- $(show touch)
 check "(a) touch: no password or PIN was asked for" \
-    eval 'not_saw touch "password for" && not_saw touch "PIN for sudo"' -- $(show touch)
+    eval 'not_saw touch "password for" && not_saw touch "PIN or password"' -- $(show touch)
 check "(a) touch: the sensor took the simulated touch" touches_taken touch -- $(show touch)
 }
 
@@ -114,30 +114,50 @@ run_sudo pin "$ALICE" "$ALICE_PIN"$'\n' mallory mallory mallory
 {
 check "(b) PIN: after 3 wrong fingers the right PIN on stdin lets sudo succeed (prints 0)" ran_as_root pin -- $(show pin)
 check "(b) PIN: the user saw 'Fingerprint not recognised'" saw pin "Fingerprint not recognised" -- $(show pin)
-check "(b) PIN: the user was asked 'biounlock PIN for sudo (Enter alone for your password): '" \
-    saw pin "biounlock PIN for sudo (Enter alone for your password): " -- $(show pin)
+check "(b) PIN: the user was asked 'PIN or password for sudo: '" \
+    saw pin "PIN or password for sudo: " -- $(show pin)
 check "(b) PIN: the sensor took all 3 wrong touches" touches_taken pin -- $(show pin)
 }
 
-# ---- (c) three wrong fingers, then a wrong PIN ----
+# ---- (c) three wrong fingers, then a wrong PIN (and nothing more on stdin) ----
 run_sudo wrongpin "$ALICE" "0000"$'\n' mallory mallory mallory
 # shellcheck disable=SC2046
 {
 check "(c) wrong PIN: sudo exits non-zero and does not run the command" \
     eval '[ "$(rc_of wrongpin)" != 0 ] && ! grep -qx 0 "$out/wrongpin.out"' -- $(show wrongpin)
-# sudo passes PAM_SILENT, which suppresses biounlock's "Wrong passcode." notice; sudo reports it.
 check "(c) wrong PIN: sudo reported the failed attempt" saw wrongpin "incorrect password attempt" -- $(show wrongpin)
-check "(c) wrong PIN: no Unix password prompt after the wrong PIN (default=die)" \
+check "(c) wrong PIN: handed on to pam_unix (try_first_pass), which refused it without asking again" \
     not_saw wrongpin "password for $ALICE" -- $(show wrongpin)
+check "(c) wrong PIN: no 'Wrong passcode' from biounlock (the caller reports the failure)" \
+    not_saw wrongpin "Wrong passcode" -- $(show wrongpin)
 }
+
+# ---- (g) the Unix password typed at biounlock's first prompt (sudo -S, a script, one secret) ----
+run_sudo habit "$ALICE" "$ALICE_UNIX_PW"$'\n'
+# shellcheck disable=SC2046
+{
+check "(g) one secret: the Unix password given to biounlock's prompt lets sudo succeed" ran_as_root habit -- $(show habit)
+check "(g) one secret: the prompt said what it takes: 'PIN or password for sudo, or Enter to use the reader: '" \
+    saw habit "PIN or password for sudo, or Enter to use the reader: " -- $(show habit)
+check "(g) one secret: nobody typed it twice (no '[sudo] password for' prompt: pam_unix try_first_pass took it)" \
+    not_saw habit "password for $ALICE" -- $(show habit)
+}
+sandbox_run 'bio status "$1" --json >"$2/status2.json" 2>&1' "$ALICE" "$out"
+check "(g) one secret: the Unix password cost no passcode failure, and the wrong PIN in (c) was cleared by it" \
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+u = [u for u in d["users"] if u["user"] == sys.argv[2]][0]
+sys.exit(0 if u["passcode_failures"] == 0 else 1)
+' "$out/status2.json" "$ALICE" -- "$out/status2.json"
 
 # ---- (f) three wrong fingers, Enter alone at the PIN prompt, then the Unix password ----
 run_sudo enter "$ALICE" $'\n'"$ALICE_UNIX_PW"$'\n' mallory mallory mallory
 # shellcheck disable=SC2046
 {
 check "(f) Enter alone: sudo falls through to pam_unix and succeeds with the Unix password" ran_as_root enter -- $(show enter)
-check "(f) Enter alone: the user was asked for the PIN, then '[sudo] password for $ALICE: '" \
-    eval 'saw enter "PIN for sudo" && saw enter "[sudo] password for $ALICE: "' -- $(show enter)
+check "(f) Enter alone: the user was asked for the PIN or password, then '[sudo] password for $ALICE: '" \
+    eval 'saw enter "PIN or password for sudo: " && saw enter "[sudo] password for $ALICE: "' -- $(show enter)
 }
 
 # ---- (d) a user who has not enabled biometric unlock: straight to the Unix password ----
@@ -146,7 +166,7 @@ run_sudo bob "$BOB" "$BOB_UNIX_PW"$'\n'
 {
 check "(d) not enabled: $BOB's sudo succeeds with the Unix password via pam_unix" ran_as_root bob -- $(show bob)
 check "(d) not enabled: $BOB is not asked for a finger or a PIN" \
-    eval 'not_saw bob "Touch the fingerprint reader" && not_saw bob "PIN for sudo"' -- $(show bob)
+    eval 'not_saw bob "Touch the fingerprint reader" && not_saw bob "PIN or password"' -- $(show bob)
 check "(d) not enabled: $BOB was asked '[sudo] password for $BOB: '" saw bob "[sudo] password for $BOB: " -- $(show bob)
 }
 

@@ -19,7 +19,7 @@ source "$repo/scripts/lib/sandbox.sh"
 source "$here/lib/checks.bash"
 
 ALICE=bitalice ALICE_UID=4252 ALICE_UNIX_PW='alice-unix-Pw-7' ALICE_PIN=4821 ALICE_FINGER=alice-right-index
-PROMPT='Touch the reader or type your PIN for sudo: '
+PROMPT='PIN or password for sudo, or touch the reader: '
 
 trap 'sandbox_destroy' EXIT
 trap 'exit 130' INT TERM HUP
@@ -46,7 +46,7 @@ proc await {pattern} {
     }
 }
 spawn -noecho {*}$cmd
-await {type your PIN for sudo: $}
+await {or touch the reader: $}
 switch $mode {
     touch {
         exec {*}$touch
@@ -71,6 +71,17 @@ switch $mode {
         exec {*}$touch
         await {Fingerprint not recognised\.\r?\n}
         send -- "$pin\r"
+    }
+    habit {
+        sleep 0.2
+        send -- "$unixpw\r"
+    }
+    wrongpin {
+        sleep 0.2
+        send -- "0000\r"
+        await {incorrect password attempt}
+        await {or touch the reader: $}
+        send -- "$unixpw\r"
     }
     ctrlc {
         sleep 0.2
@@ -116,7 +127,7 @@ check "setup: $ALICE enrols, sets a PIN, enables biometric unlock" test $? -eq 0
 scenario touch touch "$ALICE_FINGER" 'sudo -k id -u'
 check "touch: one prompt, '$PROMPT'" has touch "$PROMPT" -- "$out/touch.txt"
 check "touch: sudo ran the command with no key pressed" eval 'rc_is touch 0 && grep -qx 0 "$out/touch.txt"' -- "$out/touch.txt"
-check "touch: no other prompt" eval 'lacks touch "password for" && lacks touch "Touch the fingerprint reader to"' -- "$out/touch.txt"
+check "touch: no other prompt" eval 'lacks touch "password for $ALICE" && lacks touch "Touch the fingerprint reader to"' -- "$out/touch.txt"
 
 # ---- the PIN typed while the reader waits ----
 scenario type type "" 'sudo -k id -u'
@@ -138,6 +149,19 @@ scenario wrong wrong "mallory mallory mallory" 'sudo -k id -u'
 check "wrong: each wrong finger is reported ('2 tries left', '1 try left')" \
     eval 'has wrong "Fingerprint not recognised. 2 tries left." && has wrong "Fingerprint not recognised. 1 try left."' -- "$out/wrong.txt"
 check "wrong: the PIN typed afterwards at the same prompt succeeds" eval 'rc_is wrong 0 && grep -qx 0 "$out/wrong.txt"' -- "$out/wrong.txt"
+
+# ---- the Unix password typed by habit at the same prompt ----
+scenario habit habit "" 'sudo -k id -u'
+check "habit: the Unix password typed at biounlock's prompt lets sudo run the command" \
+    eval 'rc_is habit 0 && grep -qx 0 "$out/habit.txt"' -- "$out/habit.txt"
+check "habit: typed once (pam_unix took it from biounlock: no 'password for' prompt)" lacks habit "password for $ALICE:" -- "$out/habit.txt"
+
+# ---- a wrong PIN (handed on: pam_unix refuses it), then the Unix password at the next attempt ----
+scenario wrongpin wrongpin "" 'sudo -k id -u; sudo -k id -u'
+check "wrong PIN: no 'Wrong passcode' from biounlock, and no second prompt in the same attempt" \
+    eval 'lacks wrongpin "Wrong passcode" && lacks wrongpin "password for $ALICE:"' -- "$out/wrongpin.txt"
+check "wrong PIN: the Unix password at the next attempt's prompt lets sudo run the command" \
+    eval 'rc_is wrongpin 0 && grep -qx 0 "$out/wrongpin.txt"' -- "$out/wrongpin.txt"
 
 # ---- Ctrl-C: sudo ends, the terminal is sane ----
 scenario ctrlc ctrlc "" 'sudo -k id -u; echo "rc=$?"; stty -a'

@@ -31,18 +31,21 @@ final class ConversationFaultTests: XCTestCase {
         return t
     }
 
-    func testBytesThatAreNotAPasscodeAreAWrongPasscode() throws {
+    /// Bytes that cannot be a PIN are not a guess: handed on to the password, not counted.
+    func testBytesThatCannotBeAPasscodeAreHandedOnUncounted() throws {
         let cases: [(answer: String, why: String)] = [
             ("@HEX:3234003638", "NUL inside: the module sees \"24\", as any C caller would pass it"),
             ("@HEX:ffc328fe80", "invalid UTF-8"),
             ("@HEX:1b5b41", "an escape sequence"),
-            (String(repeating: "9", count: Secret.maximumLength), "exactly the longest accepted passcode"),
         ]
-        for (i, c) in cases.enumerated() {
+        for c in cases {
             let t = try run(answers: [c.answer])
-            XCTAssertEqual(t.code, "PAM_AUTH_ERR", c.why)
-            XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, i + 1, "each is one counted failure: \(c.why)")
+            XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL", c.why)
+            XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0, "not a guess: \(c.why)")
         }
+        let longest = try run(answers: [String(repeating: "9", count: Secret.maximumLength)])
+        XCTAssertEqual(longest.code, "PAM_AUTHINFO_UNAVAIL", "exactly the longest accepted passcode: a wrong PIN, handed on")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 1, "and counted")
     }
 
     func testTheRightPasscodeFollowedByANulByteIsTheRightPasscode() throws {
@@ -52,9 +55,9 @@ final class ConversationFaultTests: XCTestCase {
 
     func testOneByteOverTheLimitIsRefusedBeforeAnyHashing() throws {
         let t = try run(answers: [String(repeating: "9", count: Secret.maximumLength + 1)], extra: ["--count-argon2"])
-        XCTAssertEqual(t.code, "PAM_AUTH_ERR")
+        XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(t.lines("ARGON2"), [], "no Argon2id work for an over-long answer")
-        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 1, "but it counts as a wrong passcode")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0, "longer than any passcode: not a guess")
     }
 
     func testFailuresOfTheConversationAreNotCountedAsWrongPasscodes() throws {
@@ -80,7 +83,7 @@ final class ConversationFaultTests: XCTestCase {
     /// on (an info line is not a question) and decides as usual.
     func testAConversationThatFailsEveryMessage() throws {
         XCTAssertEqual(try run(answers: ["@FAIL"], extra: ["--fail-messages"]).code, "PAM_CONV_ERR")
-        XCTAssertEqual(try run(answers: ["1357"], extra: ["--fail-messages"]).code, "PAM_AUTH_ERR")
+        XCTAssertEqual(try run(answers: ["1357"], extra: ["--fail-messages"]).code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(try run(answers: [ModuleFixture.pin], extra: ["--fail-messages"]).code, "PAM_SUCCESS")
     }
 

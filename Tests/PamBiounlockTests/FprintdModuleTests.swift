@@ -55,10 +55,15 @@ final class FprintdModuleTests: XCTestCase {
             XCTAssertEqual(PamStackLint.lint(files: [service: try String(contentsOfFile: examples + "/" + service, encoding: .utf8)]), [],
                            "\(service) as shipped passes biounlock doctor")
             // pam_permit (optional) stands for pam_gnome_keyring: a module after it that succeeds.
-            try fixture.service(arguments, name: service, after: "auth optional pam_permit.so", control: control)
+            try fixture.service(arguments + " timeout=2", name: service, after: "auth optional pam_permit.so", control: control)
             let touched = try fixture.authenticate(service: service, touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
             XCTAssertEqual(touched.code, "PAM_SUCCESS", "\(service): \(touched.raw.stdout)")
             XCTAssertEqual(touched.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)"], service)
+            // Nobody touches: the reader alone until the timeout (touch_first=120), never a prompt --
+            // the password stack beside this one asks for the password.
+            let silent = try fixture.authenticate(service: service)
+            XCTAssertEqual(silent.code, "PAM_AUTHINFO_UNAVAIL", "\(service): \(silent.raw.stdout)")
+            XCTAssertEqual(silent.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)", "INFO: No touch in time."], service)
             let wrong = try fixture.authenticate(service: service, touches: Array(repeating: ModuleFixture.scan("mallory"), count: 3),
                                                  extra: ["--check-host"])
             XCTAssertEqual(wrong.code, "PAM_MAXTRIES", "\(service): \(wrong.raw.stdout)")
@@ -74,7 +79,7 @@ final class FprintdModuleTests: XCTestCase {
             try fixture.store.resetCounters(user: ModuleFixture.enrolledUser, biometric: true, passcode: true)
         }
         // Why not 'required': PAM_IGNORE from a required module leaves the result to pam_permit.
-        try fixture.service("sensor=fprintd policy=biometrics", name: "careless", after: "auth optional pam_permit.so", control: "required")
+        try fixture.service("sensor=fprintd policy=biometrics touch_first=120", name: "careless", after: "auth optional pam_permit.so", control: "required")
         XCTAssertEqual(try fixture.authenticate(sys, service: "careless").code, "PAM_SUCCESS",
                        "the pitfall biounlock doctor reports: 'required' lets a user without biometric unlock in")
     }
@@ -113,7 +118,7 @@ final class FprintdModuleTests: XCTestCase {
             set timeout 30
             spawn \(harnessPath) --confdir \(fixture.confdir) --service biotest --user \(ModuleFixture.enrolledUser)
             expect {
-                -ex "type your PIN for biotest: " {}
+                -ex "PIN or password for biotest, or touch the reader: " {}
                 timeout { exit 124 }
             }
             sleep 0.5

@@ -50,7 +50,7 @@ final class HostSafetyTests: XCTestCase {
     func testAuthenticatingThreeTimesOnOneHandle() throws {
         let t = try fixture.authenticate(answers: ["1357", "9999", ModuleFixture.pin], touches: [.unplug, .unplug, .unplug],
                                          extra: ["--auth-count", "3", "--host-check"])
-        XCTAssertEqual(t.codes, ["PAM_AUTH_ERR", "PAM_AUTH_ERR", "PAM_SUCCESS"], t.raw.stdout)
+        XCTAssertEqual(t.codes, ["PAM_AUTHINFO_UNAVAIL", "PAM_AUTHINFO_UNAVAIL", "PAM_SUCCESS"], t.raw.stdout)
         XCTAssertEqual(t.lines("HOST").filter { !$0.hasPrefix("unchanged") }, [])
         XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0, "two failures counted, then cleared by the PIN")
         XCTAssertEqual(try fixture.store.recentEvents().count, 3, "one audit row per pam_authenticate")
@@ -72,11 +72,13 @@ final class HostSafetyTests: XCTestCase {
 
     /// 10,000 pam_start/pam_authenticate/pam_end cycles in one process (the module is loaded and
     /// unloaded each time): no crash, and resident memory grows by less than 2 MiB after warm-up.
-    /// The path: account, store, the user's row, the passcode lockout message, the audit row.
+    /// The path: account, store, the user's row, the lid, the passcode lockout message (no finger
+    /// enrolled: nothing biounlock can take), the audit row.
     func testTenThousandTransactionsInOneProcess() throws {
         for _ in 0..<5 { try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
+        try fixture.store.deleteTemplates(user: user, finger: nil)
         let t = try fixture.authenticate(extra: ["--cycles", "10000"], timeout: 300)
-        XCTAssertEqual(t.lines("RESULTS"), ["PAM_AUTH_ERR=10000"], t.raw.stdout + t.raw.stderr)
+        XCTAssertEqual(t.lines("RESULTS"), ["PAM_AUTHINFO_UNAVAIL=10000"], t.raw.stdout + t.raw.stderr)
         let rss = try XCTUnwrap(t.lines("RSS").first).split(separator: " ").compactMap { Int($0.split(separator: "=").last ?? "") }
         XCTAssertEqual(rss.count, 2)
         XCTAssertLessThan(rss[1] - rss[0], 2048, "resident memory grew by \(rss[1] - rss[0]) KiB over 9,000 transactions")

@@ -168,39 +168,40 @@ final class HostileCallerTests: XCTestCase {
         XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0)
     }
 
-    /// The module reads PAM_USER and never writes it; it sets PAM_AUTHTOK only for a password
-    /// typed at the type-or-touch prompt under policy=biometrics (a terminal: not here). A probe
-    /// after the module reads both from inside the stack.
-    func testPamUserIsNeverChangedAndAuthtokNeverSet() throws {
+    /// The module reads PAM_USER and never writes it; it sets PAM_AUTHTOK only to hand on text
+    /// typed at its prompt that is not the biounlock passcode (so that pam_unix try_first_pass
+    /// decides whether it is the Unix password) -- never the passcode itself, never after a
+    /// touch, never when nothing was typed. A probe after the module reads both from inside the stack.
+    func testPamUserIsNeverChangedAndAuthtokIsOnlyTextThatIsNotThePasscode() throws {
         let probe = "auth optional pam_echo.so @PROBE"
         try fixture.service(after: probe, control: "optional")
         try fixture.service("policy=biometrics max_tries=1", name: "fingeronly", after: probe, control: "optional")
-        var cases = scenarios.map { ($0, "biotest") }
-        cases += [(Scenario(name: "Enter alone", user: user, answers: [""], touches: [.unplug]), "biotest"),
-                  (Scenario(name: "a failed conversation", user: user, answers: ["@FAIL"], touches: [.unplug]), "biotest"),
-                  (Scenario(name: "finger only, wrong", user: user, answers: [], touches: [wrong]), "fingeronly"),
-                  (Scenario(name: "finger only, right", user: user, answers: [], touches: [touch]), "fingeronly"),
-                  (Scenario(name: "a name that is almost the user", user: "Daemon", answers: [], touches: []), "biotest")]
-        for (s, service) in cases {
+        var cases = scenarios.map { ($0, "biotest", $0.name == "a wrong PIN" ? "set" : "unset") }
+        cases += [(Scenario(name: "Enter alone", user: user, answers: [""], touches: [.unplug]), "biotest", "unset"),
+                  (Scenario(name: "the Unix password", user: user, answers: ["unix-password"], touches: [.unplug]), "biotest", "set"),
+                  (Scenario(name: "a failed conversation", user: user, answers: ["@FAIL"], touches: [.unplug]), "biotest", "unset"),
+                  (Scenario(name: "finger only, wrong", user: user, answers: [], touches: [wrong]), "fingeronly", "unset"),
+                  (Scenario(name: "finger only, right", user: user, answers: [], touches: [touch]), "fingeronly", "unset"),
+                  (Scenario(name: "a name that is almost the user", user: "Daemon", answers: [], touches: []), "biotest", "unset")]
+        for (s, service, authtok) in cases {
             let t = try fixture.authenticate(s.user, service: service, answers: s.answers, touches: s.touches)
-            XCTAssertEqual(t.lines("PROBE"), ["user=\(s.user) authtok=unset"], "\(s.name): \(t.raw.stdout)")
+            XCTAssertEqual(t.lines("PROBE"), ["user=\(s.user) authtok=\(authtok)"], "\(s.name): \(t.raw.stdout)")
         }
     }
 
-    /// The one exception, on a real terminal (script(1) gives the harness a pty as its controlling
-    /// terminal): a password typed at the type-or-touch prompt under policy=biometrics is handed
-    /// to the next module as PAM_AUTHTOK. A biounlock PIN typed there never is, and without the
-    /// type-or-touch prompt (prompt=sequential) nothing is.
-    func testAuthtokIsSetOnlyForAPasswordTypedAtTheTypeOrTouchPrompt() throws {
+    /// The same on a real terminal (script(1) gives the harness a pty as its controlling
+    /// terminal), at the type-or-touch prompt: the password typed there is handed on, under either
+    /// policy; the right PIN never is; and with nothing typed, nothing is.
+    func testAuthtokAtTheTypeOrTouchPrompt() throws {
         let probe = "auth optional pam_echo.so @PROBE"
         try fixture.service("policy=biometrics", name: "fingeronly", after: probe, control: "optional")
         try fixture.service(after: probe, control: "optional")
-        try fixture.service("policy=biometrics prompt=sequential timeout=1", name: "sequential", after: probe, control: "optional")
         let cases: [(service: String, typed: String, authtok: String)] = [
             ("fingeronly", "unix-password", "set"),
+            ("biotest", "unix-password", "set"),
             ("biotest", ModuleFixture.pin, "unset"),
-            ("biotest", "1357", "unset"),
-            ("sequential", "unix-password", "unset"),
+            ("biotest", "1357", "set"),
+            ("biotest", "", "unset"),
         ]
         for c in cases {
             let harness = [harnessPath, "--confdir", fixture.confdir, "--service", c.service, "--user", user].joined(separator: " ")

@@ -213,7 +213,7 @@ final class LibfprintTypeOrTouchTests: XCTestCase {
             set timeout 20
             spawn \(harnessPath) --confdir \(fixture.confdir) --service biotest --user \(ModuleFixture.enrolledUser)
             expect {
-                -ex "type your PIN for biotest: " {}
+                -ex "PIN or password for biotest, or touch the reader: " {}
                 timeout { exit 124 }
             }
             \(action)

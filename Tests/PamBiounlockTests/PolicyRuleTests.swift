@@ -15,7 +15,7 @@ final class PolicyRuleTests: XCTestCase {
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")
-    let pinPrompt = "PROMPT_OFF: biounlock PIN for biotest (Enter alone for your password): "
+    let pinPrompt = "PROMPT_OFF: PIN or password for biotest: "
 
     override func setUpWithError() throws {
         XCTAssertTrue(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first: \(modulePath) is missing")
@@ -33,20 +33,20 @@ final class PolicyRuleTests: XCTestCase {
         XCTAssertEqual(try fixture.authenticate(answers: [""], touches: [wrong, wrong, wrong]).code, "PAM_AUTHINFO_UNAVAIL")
         let second = try fixture.authenticate(answers: [""], touches: [wrong, wrong])
         XCTAssertEqual(second.code, "PAM_AUTHINFO_UNAVAIL")
-        XCTAssertTrue(second.messages.contains("ERROR: Fingerprint locked after too many failed attempts: use your passcode."), "\(second.messages)")
+        XCTAssertTrue(second.messages.contains("ERROR: Fingerprint locked after too many failed attempts: use your PIN or your password."), "\(second.messages)")
         XCTAssertEqual(try fixture.store.loadUser(user)?.biometricFailures, 5)
 
         // A new transaction (a new process, the store opened afresh): straight to the passcode.
         let third = try fixture.authenticate(answers: [ModuleFixture.pin])
         XCTAssertEqual(third.code, "PAM_SUCCESS")
-        XCTAssertEqual(third.messages, ["ERROR: Fingerprint locked after too many failed attempts: use your passcode.", pinPrompt])
+        XCTAssertEqual(third.messages, ["ERROR: Fingerprint locked after too many failed attempts: use your PIN or your password.", pinPrompt])
         XCTAssertEqual(try fixture.authenticate(touches: [touch]).code, "PAM_SUCCESS", "the passcode lifted the lockout")
     }
 
     func testAdminResetLiftsTheBiometricLockout() throws {
         try sql("UPDATE users SET bio_failures = 9")
         try fixture.service("policy=biometrics")
-        XCTAssertEqual(try fixture.authenticate().code, "PAM_AUTHINFO_UNAVAIL")
+        XCTAssertEqual(try fixture.authenticate(answers: [""]).code, "PAM_AUTHINFO_UNAVAIL")
         try fixture.store.resetCounters(user: user, biometric: true, passcode: false)
         XCTAssertEqual(try fixture.authenticate(touches: [touch]).code, "PAM_SUCCESS")
     }
@@ -56,35 +56,44 @@ final class PolicyRuleTests: XCTestCase {
         try sql("UPDATE users SET bio_failures = 5, bio_failure_at = strftime('%s','now') - 60")
         let locked = try fixture.authenticate()
         XCTAssertEqual(locked.code, "PAM_AUTHINFO_UNAVAIL")
-        XCTAssertEqual(locked.messages, ["ERROR: Fingerprint locked after too many failed attempts: try again in 14 min or use your password."])
+        XCTAssertEqual(locked.messages, ["ERROR: Fingerprint locked for 14 min after too many failed attempts: use your password."])
         try sql("UPDATE users SET bio_failure_at = strftime('%s','now') - 901")
         XCTAssertEqual(try fixture.authenticate(touches: [touch]).code, "PAM_SUCCESS")
     }
 
-    func testPasscodeLockoutEscalatesAndRefusesWithoutHashing() throws {
+    /// The passcode lockout escalates and takes away the PIN only: while it runs nothing typed is
+    /// checked, the user is told how long, and the finger still works.
+    func testPasscodeLockoutEscalatesAndLeavesTheFinger() throws {
+        let templates = try fixture.store.loadUser(user)?.templates ?? []
         try fixture.store.deleteTemplates(user: user, finger: nil) // straight to the passcode
         for _ in 1...5 {
-            XCTAssertEqual(try fixture.authenticate(answers: ["1357"]).code, "PAM_AUTH_ERR")
+            XCTAssertEqual(try fixture.authenticate(answers: ["1357"]).code, "PAM_AUTHINFO_UNAVAIL", "handed on to the password")
         }
-        let locked = try fixture.authenticate(answers: [ModuleFixture.pin])
-        XCTAssertEqual(locked.code, "PAM_AUTH_ERR", "even the right PIN is refused while locked")
-        XCTAssertEqual(locked.messages.count, 1)
-        XCTAssertTrue(locked.messages[0].hasPrefix("ERROR: Too many wrong passcodes: try again in "), locked.messages[0])
+        let locked = try fixture.authenticate(answers: [ModuleFixture.pin], extra: ["--count-argon2"])
+        XCTAssertEqual(locked.code, "PAM_AUTHINFO_UNAVAIL", "nothing biounlock can take: the password, at once")
+        XCTAssertEqual(locked.messages, ["ERROR: No fingerprint enrolled.", "ERROR: PIN locked for 1 min: use your password."])
+        XCTAssertEqual(locked.lines("ARGON2"), [], "no passcode checked")
         XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 5)
         // The minute passes: one more wrong passcode starts a 5-minute wait.
         try sql("UPDATE users SET passcode_failure_at = passcode_failure_at - 61")
-        XCTAssertEqual(try fixture.authenticate(answers: ["1357"]).code, "PAM_AUTH_ERR")
-        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).messages, ["ERROR: Too many wrong passcodes: try again in 5 min."])
+        XCTAssertEqual(try fixture.authenticate(answers: ["1357"]).code, "PAM_AUTHINFO_UNAVAIL")
+        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).messages.last, "ERROR: PIN locked for 5 min: use your password.")
+        // With a finger enrolled: the finger still unlocks.
+        for t in templates { try fixture.store.saveTemplate(t, user: user) }
+        let touched = try fixture.authenticate(touches: [touch])
+        XCTAssertEqual(touched.code, "PAM_SUCCESS")
+        XCTAssertEqual(touched.messages, ["ERROR: PIN locked for 5 min: use your finger or your password.",
+                                          "INFO: Touch the fingerprint reader to authenticate for biotest"])
     }
 
     func testPasscodeRequiredAfterBootThenTheFingerWorksUntilTheNextBoot() throws {
         try fixture.service("require_passcode=boot")
         let first = try fixture.authenticate(answers: [ModuleFixture.pin], touches: [])
         XCTAssertEqual(first.code, "PAM_SUCCESS")
-        XCTAssertEqual(first.messages, ["INFO: Passcode required: enter it once before using your finger.", pinPrompt])
+        XCTAssertEqual(first.messages, ["INFO: PIN required: enter it once before using your finger.", pinPrompt])
         XCTAssertEqual(try fixture.authenticate(touches: [touch]).code, "PAM_SUCCESS")
         try sql("UPDATE users SET passcode_boot_id = 'an-earlier-boot'")
-        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).messages.first, "INFO: Passcode required after a restart.")
+        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).messages.first, "INFO: PIN required after a restart.")
     }
 
     func testEnrolmentChangeAndAgeRules() throws {
@@ -92,11 +101,11 @@ final class PolicyRuleTests: XCTestCase {
         try sql("UPDATE users SET passcode_success_at = strftime('%s','now'), passcode_enrolment_version = enrolment_version")
         XCTAssertEqual(try fixture.authenticate(touches: [touch]).code, "PAM_SUCCESS")
         try fixture.store.saveTemplate(Template(finger: .leftThumb, sensor: .simulated, data: Array("thumb".utf8), created: 5), user: user)
-        XCTAssertEqual(try fixture.authenticate(answers: [""]).messages.first, "INFO: Passcode required: the enrolled fingers have changed.")
+        XCTAssertEqual(try fixture.authenticate(answers: [""]).messages.first, "INFO: PIN required: the enrolled fingers have changed.")
         XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).code, "PAM_SUCCESS")
         XCTAssertEqual(try fixture.authenticate(touches: [touch]).code, "PAM_SUCCESS")
         try sql("UPDATE users SET passcode_success_at = strftime('%s','now') - 73 * 3600")
-        XCTAssertEqual(try fixture.authenticate(answers: [""]).messages.first, "INFO: Passcode required: not entered for 3d.")
+        XCTAssertEqual(try fixture.authenticate(answers: [""]).messages.first, "INFO: PIN required: not entered for 3d.")
     }
 
     /// policy=biometrics: the requirement hands over to the password; a correct password (here
@@ -113,20 +122,65 @@ final class PolicyRuleTests: XCTestCase {
         XCTAssertEqual(second.code, "PAM_SUCCESS")
     }
 
-    func testRemoteSessionsSkipTheFinger() throws {
+    /// The Unix password typed at biounlock's prompt and accepted by the stack (pam_permit standing
+    /// in for pam_unix) is seen in pam_sm_setcred and clears the passcode failures -- also when
+    /// the caller, like sudo, makes PAM_USER the target user before pam_setcred (the note then
+    /// names PAM_RUSER, the user sudo authenticated). A note about anyone else records nothing.
+    func testAPasswordAcceptedByTheStackClearsTheCountersAsSudoCallsIt() throws {
+        try fixture.service("touch_first=0", after: "auth sufficient pam_permit.so", control: ModuleFixture.recommendedControl)
+        try fixture.store.deleteTemplates(user: user, finger: nil)
+        try sql("UPDATE users SET passcode_failures = 3")
+        let other = try fixture.authenticate(answers: ["unix-password"], extra: ["--setcred", "--ruser", "bin", "--setcred-user", "root"])
+        XCTAssertEqual(other.code, "PAM_SUCCESS")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 3, "PAM_USER changed to someone the note does not name")
+        let sudoLike = try fixture.authenticate(answers: ["unix-password"], extra: ["--setcred", "--ruser", user, "--setcred-user", "root"])
+        XCTAssertEqual(sudoLike.code, "PAM_SUCCESS")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0)
+    }
+
+    /// A note left by an earlier pam_authenticate on the same handle (sudo asks up to three times)
+    /// must not make pam_setcred record a password success the last attempt never handed on.
+    func testANoteFromAnEarlierAttemptOnTheHandleRecordsNothing() throws {
+        try fixture.service("touch_first=0", after: "auth sufficient pam_permit.so", control: ModuleFixture.recommendedControl)
+        try fixture.store.deleteTemplates(user: user, finger: nil)
+        try sql("UPDATE users SET passcode_failures = 3")
+        let t = try fixture.authenticate(answers: ["unix-password", "@FAIL"], extra: ["--auth-count", "2", "--setcred"])
+        XCTAssertEqual(t.codes, ["PAM_SUCCESS", "PAM_CONV_ERR"], t.raw.stdout)
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 3, "the last attempt failed: no password success to record")
+    }
+
+    /// Every way a session looks remote, under the default remote=ignore: PAM_IGNORE, nothing
+    /// shown, nothing counted, no audit row.
+    func testRemoteSessionsAreLeftAloneByDefault() throws {
+        try FileManager.default.createDirectory(atPath: fixture.dir + "/sessions", withIntermediateDirectories: true)
+        try "REMOTE=1\n".write(toFile: fixture.dir + "/sessions/42", atomically: true, encoding: .utf8)
+        let remote: [(String, [String], [String: String])] = [
+            ("PAM_RHOST of another host", ["--rhost", "203.0.113.7"], [:]),
+            ("PAM_RHOST 127.0.0.1 (sshd on the loopback, or a tunnel)", ["--rhost", "127.0.0.1"], [:]),
+            ("PAM_TTY ssh", ["--tty", "ssh"], [:]),
+            ("SSH_CONNECTION in the PAM environment", ["--env", "SSH_CONNECTION=203.0.113.7 5 10.0.0.1 22"], [:]),
+            ("SSH_CLIENT in the process environment", [], ["SSH_CLIENT": "203.0.113.7 5 22"]),
+            ("logind REMOTE=1", ["--env", "XDG_SESSION_ID=42"], [:]),
+        ]
+        for (name, extra, environment) in remote {
+            let t = try fixture.authenticate(answers: ["1357"], touches: [wrong], extra: extra, environment: environment, touchWait: 300)
+            XCTAssertEqual(t.code, "PAM_TRY_AGAIN", "\(name): the module returned PAM_IGNORE")
+            XCTAssertEqual(t.messages, [], name)
+        }
+        XCTAssertEqual(try fixture.store.loadUser(user)?.biometricFailures, 0)
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0)
+        XCTAssertEqual(try fixture.store.recentEvents(), [], "no audit row")
+        XCTAssertEqual(try fixture.authenticate(touches: [touch], extra: ["--rhost", "localhost"]).code, "PAM_SUCCESS", "local names are local")
+    }
+
+    func testRemotePasscodeSkipsTheFingerAndRemoteAllowKeepsIt() throws {
+        try fixture.service("remote=passcode")
         let viaRhost = try fixture.authenticate(answers: [ModuleFixture.pin], extra: ["--rhost", "203.0.113.7"])
         XCTAssertEqual(viaRhost.code, "PAM_SUCCESS")
         XCTAssertEqual(viaRhost.messages, ["INFO: Fingerprint skipped: remote session.", pinPrompt])
-        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin], extra: ["--env", "SSH_CONNECTION=203.0.113.7 5 10.0.0.1 22"]).messages.first,
-                       "INFO: Fingerprint skipped: remote session.")
-        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin], environment: ["SSH_CLIENT": "203.0.113.7 5 22"]).messages.first,
-                       "INFO: Fingerprint skipped: remote session.")
-        try FileManager.default.createDirectory(atPath: fixture.dir + "/sessions", withIntermediateDirectories: true)
-        try "REMOTE=1\n".write(toFile: fixture.dir + "/sessions/42", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin], extra: ["--env", "XDG_SESSION_ID=42"]).messages.first,
-                       "INFO: Fingerprint skipped: remote session.")
-        XCTAssertEqual(try fixture.authenticate(touches: [touch], extra: ["--rhost", "localhost"]).code, "PAM_SUCCESS", "local names are local")
-
+        try fixture.service("remote=skip")
+        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin], extra: ["--tty", "ssh"]).messages,
+                       ["INFO: Fingerprint skipped: remote session.", pinPrompt], "0.1.0's remote=skip still means this")
         try fixture.service("remote=allow")
         XCTAssertEqual(try fixture.authenticate(touches: [touch], extra: ["--rhost", "203.0.113.7"]).code, "PAM_SUCCESS")
     }
@@ -156,12 +210,14 @@ final class PolicyRuleTests: XCTestCase {
         try fixture.store.setPasscode(StoredPasscode(hash: hash, kind: .pattern), user: user, at: 1)
         try fixture.store.deleteTemplates(user: user, finger: nil)
         XCTAssertEqual(try fixture.authenticate(answers: ["1369"]).code, "PAM_SUCCESS", "13 + 69 is 1236 + 9")
-        XCTAssertEqual(try fixture.authenticate(answers: ["1236"]).code, "PAM_AUTH_ERR")
-        XCTAssertEqual(try fixture.authenticate(answers: ["99999"]).code, "PAM_AUTH_ERR")
+        XCTAssertEqual(try fixture.authenticate(answers: ["1236"]).code, "PAM_AUTHINFO_UNAVAIL", "a wrong pattern: counted, handed on")
+        XCTAssertEqual(try fixture.authenticate(answers: ["99999"]).code, "PAM_AUTHINFO_UNAVAIL", "not a pattern: handed on")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 1, "only the one that could be the pattern was a guess")
     }
 
     /// 20 wrong PINs at once against passcode_lockout=5: exactly 5 are checked, the rest are
-    /// refused before any hashing (each attempt is counted atomically before it is checked).
+    /// refused before any hashing (each attempt is counted atomically before it is checked); every
+    /// one is handed on to the password.
     func testParallelGuessesCannotOutrunThePasscodeLockout() throws {
         try fixture.service("timeout=1")
         try fixture.store.deleteTemplates(user: user, finger: nil)
@@ -170,7 +226,7 @@ final class PolicyRuleTests: XCTestCase {
             let code = (try? fixture.authenticate(answers: ["1357"]).code) ?? "ERROR"
             results.mutate { $0.append(code) }
         }
-        XCTAssertEqual(results.value.filter { $0 == "PAM_AUTH_ERR" }.count, 20, "\(results.value)")
+        XCTAssertEqual(results.value.filter { $0 == "PAM_AUTHINFO_UNAVAIL" }.count, 20, "\(results.value)")
         XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 5)
         let reasons = try fixture.store.recentEvents(limit: 100).map(\.reason)
         XCTAssertEqual(reasons.filter { $0 == "wrong-passcode" }.count, 5, "\(reasons)")
@@ -186,7 +242,7 @@ final class PolicyRuleTests: XCTestCase {
             let code = (try? fixture.authenticate(answers: ["1357"]).code) ?? "ERROR"
             results.mutate { $0.append(code) }
         }
-        XCTAssertEqual(results.value.filter { $0 == "PAM_AUTH_ERR" }.count, 50, "\(results.value)")
+        XCTAssertEqual(results.value.filter { $0 == "PAM_AUTHINFO_UNAVAIL" }.count, 50, "\(results.value)")
         XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 50)
         XCTAssertEqual(try fixture.store.recentEvents(limit: 100).filter { $0.reason == "wrong-passcode" }.count, 50)
     }

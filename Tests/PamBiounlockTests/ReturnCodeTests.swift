@@ -79,7 +79,7 @@ final class ReturnCodeTests: XCTestCase {
 
     func testNoTouchUntilTheTimeoutIsUnavailableUnderBiometricsPolicy() throws {
         try fixture.service("policy=biometrics timeout=1")
-        let t = try fixture.authenticate()
+        let t = try fixture.authenticate(answers: [""])
         XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertLessThan(t.elapsed, 10)
         XCTAssertEqual(try fixture.store.loadUser(user)?.biometricFailures, 0, "a timeout is not a failure")
@@ -88,7 +88,7 @@ final class ReturnCodeTests: XCTestCase {
     func testUnpluggedOrFailingReaderIsUnavailableNeverAFailedMatch() throws {
         try fixture.service("policy=biometrics")
         for command in [SimCommand.unplug, .error(4)] {
-            let t = try fixture.authenticate(touches: [command])
+            let t = try fixture.authenticate(answers: [""], touches: [command])
             XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL", "\(command)")
             XCTAssertTrue(t.messages.contains("ERROR: Fingerprint reader not available."))
         }
@@ -104,14 +104,20 @@ final class ReturnCodeTests: XCTestCase {
     func testPasscodeAfterWrongFingers() throws {
         let t = try fixture.authenticate(answers: [ModuleFixture.pin], touches: [wrong, wrong, wrong])
         XCTAssertEqual(t.code, "PAM_SUCCESS")
-        XCTAssertEqual(t.messages.last, "PROMPT_OFF: biounlock PIN for biotest (Enter alone for your password): ")
+        XCTAssertEqual(t.messages.last, "PROMPT_OFF: PIN or password for biotest: ")
     }
 
-    func testWrongPasscodeIsAuthErr() throws {
+    /// A wrong passcode is counted, nothing is shown, and the text goes on to the next module as
+    /// PAM_AUTHTOK (it may be the Unix password): PAM_AUTHINFO_UNAVAIL, never PAM_AUTH_ERR.
+    func testAWrongPasscodeIsCountedAndHandedOn() throws {
+        try fixture.service(after: "auth optional pam_echo.so @PROBE\nauth requisite pam_debug.so auth=try_again",
+                            control: ModuleFixture.recommendedControl)
         let t = try fixture.authenticate(answers: ["1357"], touches: [wrong, wrong, wrong])
-        XCTAssertEqual(t.code, "PAM_AUTH_ERR")
-        XCTAssertEqual(t.messages.last, "ERROR: Wrong passcode.")
+        XCTAssertEqual(t.code, "PAM_TRY_AGAIN", "the stack went on past the module: \(t.raw.stdout)")
+        XCTAssertEqual(t.messages.last, "PROMPT_OFF: PIN or password for biotest: ", "no 'wrong passcode'")
+        XCTAssertEqual(t.lines("PROBE"), ["user=\(user) authtok=set"])
         XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 1)
+        XCTAssertEqual(try fixture.store.recentEvents().first?.reason, "wrong-passcode")
     }
 
     func testEnterAloneMovesToThePasswordAtOnce() throws {
@@ -133,17 +139,18 @@ final class ReturnCodeTests: XCTestCase {
         XCTAssertEqual(try fixture.authenticate(answers: ["@NULL"]).code, "PAM_CONV_ERR")
         XCTAssertEqual(try fixture.authenticate(answers: ["@NORESP"]).code, "PAM_CONV_ERR")
         XCTAssertEqual(try fixture.authenticate(answers: []).code, "PAM_CONV_ERR", "answers ran out: NULL text")
-        XCTAssertEqual(try fixture.authenticate(answers: ["@BIG"]).code, "PAM_AUTH_ERR", "1 MiB refused before hashing")
+        XCTAssertEqual(try fixture.authenticate(answers: ["@BIG"]).code, "PAM_AUTHINFO_UNAVAIL", "1 MiB refused before hashing")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0, "longer than any passcode: not a guess")
     }
 
     /// sudo always passes PAM_SILENT: the touch request and per-touch feedback still show,
-    /// notices (reader unavailable, wrong passcode) do not.
+    /// notices (reader unavailable) do not.
     func testSilentFlagSuppressesNoticesOnly() throws {
         let t = try fixture.authenticate(answers: ["1357"], touches: [wrong, .unplug], extra: ["--silent"])
-        XCTAssertEqual(t.code, "PAM_AUTH_ERR")
+        XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(t.messages, ["INFO: Touch the fingerprint reader to authenticate for biotest",
                                     "ERROR: Fingerprint not recognised. 2 tries left.",
-                                    "PROMPT_OFF: biounlock PIN for biotest (Enter alone for your password): "])
+                                    "PROMPT_OFF: PIN or password for biotest: "])
     }
 
     func testUnknownArgumentsAreIgnored() throws {
@@ -160,7 +167,7 @@ final class ReturnCodeTests: XCTestCase {
         _ = try fixture.authenticate(touches: [touch])
         _ = try fixture.authenticate(answers: ["1357"], touches: [wrong, wrong, wrong])
         let events = try fixture.store.recentEvents()
-        XCTAssertEqual(events.map(\.outcome), ["denied", "success"])
+        XCTAssertEqual(events.map(\.outcome), ["unavailable", "success"])
         XCTAssertEqual(events.map(\.reason), ["wrong-passcode", "finger-matched"])
         XCTAssertEqual(events.first?.service, "biotest")
     }

@@ -15,7 +15,7 @@ final class ScenarioTests: XCTestCase {
     static let prompt = "INFO: Touch the fingerprint reader to authenticate for biotest"
     static let unavailable = "ERROR: Fingerprint reader not available."
     static let nothingEnrolled = "ERROR: No fingerprint enrolled."
-    static let pinPrompt = "PROMPT_OFF: biounlock PIN for biotest (Enter alone for your password): "
+    static let pinPrompt = "PROMPT_OFF: PIN or password for biotest: "
     static let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     static let wrong = ModuleFixture.scan("mallory")
 

@@ -81,7 +81,7 @@ final class StoreFaultTests: XCTestCase {
         let trace = fixture.dir + "/strace.out"
         let t = try fixture.authenticate(answers: ["1357"], touches: [.unplug], extra: ["--count-argon2"],
                                          wrapper: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=openat,pwrite64,fsync,fdatasync,write", "-o", trace])
-        XCTAssertEqual(t.code, "PAM_AUTH_ERR", t.raw.stdout + t.raw.stderr)
+        XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL", t.raw.stdout + t.raw.stderr)
         // Each line: "PID  call(args) = result"; keep "call(args) = result".
         let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map { line -> String in
             String(line.drop { $0 != " " }).trimmingCharacters(in: .whitespaces)

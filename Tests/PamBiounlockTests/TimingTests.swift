@@ -4,11 +4,14 @@ import BiounlockCore
 import BiounlockStore
 import BiounlockSensors
 
-/// Timing (docs/SECURITY.md, item 8): an unknown user, a wrong passcode and a user without a
-/// passcode cannot be told apart by time because each costs exactly one Argon2id computation at
-/// the shipped cost before the answer. Tests never assert timings (scripts/timing measures and
-/// docs/SECURITY.md reports them); this test counts the work, through the harness's interposed
-/// libsodium entry points, on the built module.
+/// Timing (docs/SECURITY.md, item 8). Tests never assert timings (scripts/timing measures and
+/// docs/SECURITY.md reports them); these tests count the work, through the harness's interposed
+/// libsodium entry points, on the built module:
+/// - an unknown name costs what a known user without biometric unlock costs: no Argon2id (and the
+///   same store lookup), so that neither the time nor the prompt tells which names exist;
+/// - an answer typed at biounlock's prompt costs exactly one Argon2id computation at the shipped
+///   cost whether the passcode is wrong, locked or not set -- unless it cannot be a passcode at
+///   all (letters for a PIN), which costs none.
 final class TimingTests: XCTestCase {
     var fixture: ModuleFixture!
 
@@ -24,8 +27,8 @@ final class TimingTests: XCTestCase {
         // The PIN at the shipped cost, as 'biounlock passcode set' stores it.
         let hash = try Passcode.hash(Secret(bytes: Array(ModuleFixture.pin.utf8))!)
         try fixture.store.setPasscode(StoredPasscode(hash: hash, kind: .pin), user: user, at: 1)
-        // No reader: straight to the passcode.
-        try fixture.service("sensor=libfprint")
+        // The prompt at once (the reader waits behind it), so every answer is typed at biounlock's prompt.
+        try fixture.service("touch_first=0 timeout=1")
     }
 
     func argon2(_ name: String = ModuleFixture.enrolledUser, answers: [String] = []) throws -> (code: String, work: [String]) {
@@ -33,17 +36,27 @@ final class TimingTests: XCTestCase {
         return (t.code, t.lines("ARGON2"))
     }
 
-    func testTheThreeIndistinguishablePathsEachDoOneArgon2idComputationAtTheShippedCost() throws {
+    func testUnknownNamesCostWhatNotEnabledCosts() throws {
         let unknown = try argon2("biounlock-no-such-user")
         XCTAssertEqual(unknown.code, "PAM_USER_UNKNOWN")
-        XCTAssertEqual(unknown.work, ["hash \(shippedCost)"], "an unknown user")
+        XCTAssertEqual(unknown.work, [], "an unknown user")
+        let notEnabled = try argon2(ModuleFixture.otherUser)
+        XCTAssertEqual(notEnabled.code, "PAM_TRY_AGAIN", "PAM_IGNORE")
+        XCTAssertEqual(notEnabled.work, [], "biometric unlock not enabled: PAM_IGNORE at once (every sudo of every other user pays nothing)")
+    }
 
+    func testWrongLockedAndNoPasscodeEachDoOneArgon2idComputationAtTheShippedCost() throws {
         let wrong = try argon2(answers: ["1357"])
-        XCTAssertEqual(wrong.code, "PAM_AUTH_ERR")
-        XCTAssertEqual(wrong.work, ["verify \(shippedCost)"], "a wrong passcode")
+        XCTAssertEqual(wrong.code, "PAM_AUTHINFO_UNAVAIL")
+        XCTAssertEqual(wrong.work, ["verify \(shippedCost)"], "a wrong passcode: checked")
+
+        for _ in 0..<5 { try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
+        let locked = try argon2(answers: ["1357"])
+        XCTAssertEqual(locked.code, "PAM_AUTHINFO_UNAVAIL")
+        XCTAssertEqual(locked.work, ["hash \(shippedCost)"], "passcode locked: not checked, the same work spent")
 
         try fixture.store.setPasscode(nil, user: user, at: 2)
-        let none = try argon2()
+        let none = try argon2(answers: ["1357"])
         XCTAssertEqual(none.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(none.work, ["hash \(shippedCost)"], "a user without a passcode, handed on to the password")
     }
@@ -51,15 +64,10 @@ final class TimingTests: XCTestCase {
     /// The other paths, for the record (docs/SECURITY.md explains each).
     func testTheOtherPaths() throws {
         XCTAssertEqual(try argon2(answers: [ModuleFixture.pin]).work, ["verify \(shippedCost)"], "the right passcode")
-        XCTAssertEqual(try argon2(answers: [""]).work, [], "Enter alone: straight to the password, no passcode to check")
+        XCTAssertEqual(try argon2(answers: ["alice-unix-Pw-7"]).work, [], "cannot be a PIN: the Unix password, handed on with no work")
+        XCTAssertEqual(try argon2(answers: [""]).work, [], "Enter alone: the reader, then the password; no passcode to check")
         XCTAssertEqual(try argon2(answers: [String(repeating: "7", count: Secret.maximumLength + 1)]).work, [],
                        "an over-long answer is refused before any work")
-        XCTAssertEqual(try argon2(ModuleFixture.otherUser).work, [],
-                       "biometric unlock not enabled: PAM_IGNORE at once (every sudo of every other user pays nothing)")
-        for _ in 0..<5 { try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
-        let locked = try argon2(answers: ["1357"])
-        XCTAssertEqual(locked.code, "PAM_AUTH_ERR")
-        XCTAssertEqual(locked.work, [], "passcode locked: no passcode is checked")
     }
 
     /// The equaliser and the shipped hash cost the same, whatever Passcode's constants become.

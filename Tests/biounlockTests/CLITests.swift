@@ -139,8 +139,13 @@ final class CLITests: XCTestCase {
         let e = try enrol()
         XCTAssertEqual(e.status, 0, e.stderr)
         for i in 1...5 { XCTAssertTrue(e.stdout.contains("touch \(i)/5"), e.stdout) }
-        XCTAssertTrue(e.stdout.contains("Turn biometric unlock on with: biounlock"), e.stdout)
+        // enrol suggests `enable` only once it would succeed: here the passcode is missing.
+        XCTAssertFalse(e.stdout.contains("Turn biometric unlock on with"), e.stdout)
+        XCTAssertTrue(e.stdout.contains("Next: biounlock"), e.stdout)
+        XCTAssertTrue(e.stdout.contains("passcode set \(user) --kind pin"), e.stdout)
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
+        let again = try enrol()
+        XCTAssertTrue(again.stdout.contains("Turn biometric unlock on with: biounlock"), again.stdout)
         let enable = try cli(["enable", user])
         XCTAssertEqual(enable.status, 0, enable.stderr)
         XCTAssertEqual(try cli(["disable", user, "--service", "sudo"]).status, 0)
@@ -304,7 +309,8 @@ final class CLITests: XCTestCase {
     func testDoctorFindsEachKindOfMistake() throws {
         let pam = dir + "/pam.d"
         try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
-        try "auth [success=1 default=ignore] pam_unix.so nullok\nauth requisite pam_deny.so\nauth required pam_permit.so\n"
+        // common-auth as pam-auth-update writes it with biounlock's profile enabled (try_first_pass).
+        try "auth [success=1 default=ignore] pam_unix.so nullok try_first_pass\nauth requisite pam_deny.so\nauth required pam_permit.so\n"
             .write(toFile: pam + "/common-auth", atomically: true, encoding: .utf8)
         let module = cliBuildDirectory + "/pam_biounlock.so"
         func doctor() throws -> (ProcessResult, [String: Any]) {

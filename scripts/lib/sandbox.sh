@@ -140,11 +140,15 @@ sandbox_write_config() {
     chmod 0440 "$SANDBOX_DIR/etc/sudoers"
 
     local args="db=$SANDBOX_DB sensor=simulated sim_socket=$SANDBOX_SOCK timeout=$SANDBOX_TIMEOUT ${SANDBOX_MODULE_ARGS:-}"
+    # The recommended stack (README): biounlock, then pam_unix with try_first_pass, which takes
+    # text typed at biounlock's prompt that was not the PIN as the Unix password.
     cat >"$SANDBOX_DIR/etc/pam.d/sudo" <<EOF
 #%PAM-1.0
-# biounlock sandbox: touch the reader or type the biounlock PIN; Enter alone -> Unix password.
-auth    [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore default=die] $module $args
-auth    required    pam_unix.so
+# biounlock sandbox: touch the reader, or type the biounlock PIN or the Unix password.
+auth    [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die] $module $args
+auth    [success=1 default=ignore] pam_unix.so nullok try_first_pass
+auth    requisite   pam_deny.so
+auth    required    pam_permit.so
 account required    pam_unix.so
 session required    pam_permit.so
 EOF

@@ -101,9 +101,18 @@ public enum PamStackLint {
             findings.append(Finding(severity: .problem, file: line.file, line: line.line,
                                     message: "\(service): pam_biounlock.so comes after \(unix.moduleName) (\(unix.file):\(unix.line)): the password is asked first",
                                     fix: "move the pam_biounlock.so line before \(unix.moduleName) (or before @include common-auth)"))
-        } else if !later.contains(where: { passwordModules.contains($0.moduleName) }) {
+        } else if let password = later.first(where: { passwordModules.contains($0.moduleName) }) {
+            // Text typed at biounlock's prompt that is not the passcode is handed on as
+            // PAM_AUTHTOK; without try_first_pass/use_first_pass the password module ignores it and
+            // asks again, and people type their password twice.
+            if !password.arguments.contains(where: { $0 == "try_first_pass" || $0 == "use_first_pass" }) {
+                findings.append(Finding(severity: .problem, file: password.file, line: password.line,
+                                        message: "\(service): \(password.moduleName) after pam_biounlock.so has no try_first_pass: the Unix password typed at biounlock's prompt is asked for again",
+                                        fix: "add try_first_pass to that \(password.moduleName) line (pam-auth-update --enable biounlock does it in common-auth)"))
+            }
+        } else {
             finding(.problem, "no password module after pam_biounlock.so: when the finger and passcode cannot be used, nobody can log in",
-                    "add 'auth required pam_unix.so' (or '@include common-auth') after the pam_biounlock.so line")
+                    "add 'auth [success=1 default=ignore] pam_unix.so nullok try_first_pass' after the pam_biounlock.so line")
         }
         if let fprintd = stack.first(where: { $0.moduleName == "pam_fprintd.so" }) {
             findings.append(Finding(severity: .warning, file: fprintd.file, line: fprintd.line,
@@ -120,7 +129,7 @@ public enum PamStackLint {
         func finding(_ severity: Finding.Severity, _ message: String, _ fix: String) {
             findings.append(Finding(severity: severity, file: line.file, line: line.line, message: "\(service): \(message)", fix: fix))
         }
-        let fix = "use: auth \(fingerprintOnlyControl) pam_biounlock.so sensor=fprintd policy=biometrics"
+        let fix = "use: auth \(fingerprintOnlyControl) pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120"
         switch parseControl(line.control) {
         case .simple("requisite"):
             break
@@ -142,6 +151,15 @@ public enum PamStackLint {
         if !words.contains("policy=biometrics") {
             finding(.warning, "no policy=biometrics: in a fingerprint-only stack the biounlock passcode prompt has no place (the password stack beside it asks for the password)",
                     "add policy=biometrics to the pam_biounlock.so line")
+        }
+        // Without a terminal the module asks for the password after touch_first seconds while the
+        // reader waits; in this stack the greeter's password stack beside it is the place for that.
+        let value = { (key: String) -> Int? in
+            line.arguments.last { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }
+        }
+        if (value("touch_first") ?? 2) < (value("timeout") ?? 10) {
+            finding(.warning, "touch_first is shorter than the timeout: while the reader still waits, the module asks for the password in this fingerprint-only stack, where no module takes it",
+                    "add touch_first=120 to the pam_biounlock.so line (the reader alone until the timeout)")
         }
         if words.contains("sensor=libfprint") || words.contains("sensor=simulated") {
             finding(.warning, "the greeter offers this stack only when fprintd reports prints, and fprintd holds the reader: use the same prints",

@@ -73,8 +73,8 @@ public struct Options: Equatable, Sendable {
     /// When the finger is skipped and the passcode (or, under policy=biometrics, the password)
     /// is required.
     public var requirePasscode: PasscodeRequirementRules = .default
-    /// Remote sessions: skip the finger (default) or allow it.
-    public var remote: RemoteRule = .skip
+    /// Remote sessions: left alone (PAM_IGNORE, the default), the passcode only, or the finger too.
+    public var remote: RemoteRule = .ignore
     /// A closed laptop lid: skip the finger (default) or ignore the lid.
     public var lid: LidRule = .skip
     /// Where lid switches are read (one directory per lid, each with a `state` file).
@@ -87,13 +87,33 @@ public struct Options: Equatable, Sendable {
     public var logMaxEvents: Int = 100_000
     /// `concurrent`: where the caller is a terminal, one prompt takes a touch or a typed passcode.
     public var prompt: PromptMode = .concurrent
+    /// Callers without a terminal (dialogs, lockers, pamtester): seconds the touch request is shown
+    /// alone before the passcode-or-password prompt comes up (the reader keeps waiting behind it).
+    /// 0: the prompt at once, for callers that answer every prompt with the secret they hold.
+    public var touchFirstSeconds: Int = 2
     /// The touch prompt; `%s` becomes the PAM service.
     public var reason: String = "Touch the fingerprint reader to authenticate for %s"
 
     public init() {}
 }
 
-public enum RemoteRule: String, CaseIterable, Sendable { case skip, allow }
+/// What biounlock does in a remote session (SSH, PAM_RHOST of another host, logind REMOTE=1).
+/// A short PIN is a credential of this device, not a network credential: by default a remote
+/// login is left to the password (or the keys) the remote service already checks.
+public enum RemoteRule: String, CaseIterable, Sendable {
+    /// PAM_IGNORE: nothing asked, nothing shown, nothing counted.
+    case ignore
+    /// No finger (nobody can touch the reader from there); the passcode-or-password prompt.
+    case passcode
+    /// The finger too (the reader is in reach of the remote user, e.g. a lab machine).
+    case allow
+
+    /// `skip` is the name 0.1.0 used for `passcode`.
+    init?(configValue: String) {
+        if configValue == "skip" { self = .passcode; return }
+        self.init(rawValue: configValue)
+    }
+}
 public enum PromptMode: String, CaseIterable, Sendable { case concurrent, sequential }
 public enum LidRule: String, CaseIterable, Sendable { case skip, ignore }
 
@@ -166,6 +186,7 @@ extension Options {
     static let timeoutRange = 1...120
     static let maxTriesRange = 1...10
     static let lockoutRange = 1...1000
+    static let touchFirstRange = 0...120
     /// How long a type-or-touch prompt waits for Enter once the reader is done (sudo's own
     /// password prompt gives up after 5 minutes too).
     public static let typingTimeoutSeconds = 300
@@ -216,8 +237,8 @@ extension Options {
             guard let v, let rules = PasscodeRequirementRules(parsing: v) else { return false }
             o.requirePasscode = rules; return true
         },
-        OptionKey(name: "remote", accepts: "skip|allow") { o, v in
-            guard let v, let r = RemoteRule(rawValue: v) else { return false }
+        OptionKey(name: "remote", accepts: "ignore|passcode|allow") { o, v in
+            guard let v, let r = RemoteRule(configValue: v) else { return false }
             o.remote = r; return true
         },
         OptionKey(name: "lid", accepts: "skip|ignore") { o, v in
@@ -243,6 +264,10 @@ extension Options {
         OptionKey(name: "prompt", accepts: "concurrent|sequential") { o, v in
             guard let v, let m = PromptMode(rawValue: v) else { return false }
             o.prompt = m; return true
+        },
+        OptionKey(name: "touch_first", accepts: "seconds, \(touchFirstRange.lowerBound)-\(touchFirstRange.upperBound)") { o, v in
+            guard let n = boundedInteger(v, in: touchFirstRange) else { return false }
+            o.touchFirstSeconds = n; return true
         },
         OptionKey(name: "reason", accepts: "text of at most 200 bytes, %s for the service") { o, v in
             guard let v, !v.isEmpty, v.utf8.count <= 200, v.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else { return false }

@@ -174,8 +174,9 @@ public enum VerifyResult: Equatable, Sendable {
     case retry(RetryReason)
     case unavailable(SensorUnavailable)
     case timedOut
-    /// The `interrupt` descriptor became readable first (a key was pressed at a type-or-touch
-    /// prompt). The reader keeps waiting for the same touch if verify is called again.
+    /// The wait ended before the reader answered: the `interrupt` descriptor became readable (a
+    /// key was pressed at a type-or-touch prompt) or `waitUntil` passed. The reader keeps waiting
+    /// for the same touch, until its own deadline, if verify is called again.
     case interrupted
 }
 
@@ -189,8 +190,11 @@ public enum EnrollEvent: Equatable, Sendable {
 /// An open fingerprint reader, used by one transaction or one enrolment.
 public protocol FingerprintSensor: AnyObject {
     /// Waits for one touch (or a retry, error or the deadline) and compares it with `templates`.
-    /// When `interrupt` is a descriptor, the wait also ends (`.interrupted`) as soon as it is readable.
-    func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult
+    /// `deadline` is the reader's: the touch must come by then. The wait itself also ends
+    /// (`.interrupted`, the reader still waiting) as soon as `interrupt` is readable, or at
+    /// `waitUntil` when that comes first -- so a caller can put up a prompt meanwhile and come back
+    /// for the same touch (a touch made while it was away counts).
+    func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?, waitUntil: Deadline?) -> VerifyResult
     /// Takes the enrolment touches for `finger`, reporting each stage, until done or the deadline.
     func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable>
     /// Releases the reader. Called exactly once.
@@ -266,6 +270,10 @@ public struct ReaderInfo: Equatable, Sendable {
 
 extension FingerprintSensor {
     public func verify(against templates: [Template], deadline: Deadline) -> VerifyResult {
-        verify(against: templates, deadline: deadline, interrupt: nil)
+        verify(against: templates, deadline: deadline, interrupt: nil, waitUntil: nil)
+    }
+
+    public func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult {
+        verify(against: templates, deadline: deadline, interrupt: interrupt, waitUntil: nil)
     }
 }

@@ -1,5 +1,6 @@
 /// Why the chain decided as it did. Raw values go into the audit log and syslog.
-public enum Reason: String, Sendable {
+/// (An Error too, so that a step can return Result<_, Reason>: why it could not go on.)
+public enum Reason: String, Sendable, Error {
     case matched = "finger-matched"
     case passcodeAccepted = "passcode-accepted"
     case notEnabled = "not-enabled"
@@ -28,31 +29,30 @@ public enum Reason: String, Sendable {
     case typingTimedOut = "typing-timed-out"
 }
 
-/// The chain's answer, one case per row of PRODUCT.md's return-code table.
+/// The chain's answer, one case per row of the return-code table (docs/DESIGN.md).
 /// The module maps each case to exactly one PAM code in one exhaustive switch.
 public enum Outcome: Equatable, Sendable {
     /// Finger matched or passcode correct: PAM_SUCCESS.
     case success(AuthMethod)
-    /// The user has not enabled biometric unlock (for this service): PAM_IGNORE.
-    case notEnabled
-    /// Nothing biounlock can decide now; the stack moves on to the password: PAM_AUTHINFO_UNAVAIL.
+    /// biounlock stays out of it -- the user has not enabled biometric unlock (for this
+    /// service), or a remote session under remote=ignore: PAM_IGNORE, nothing asked or counted.
+    case ignore
+    /// Nothing biounlock can decide; the stack moves on to the password (with the typed text as
+    /// PAM_AUTHTOK when there was some): PAM_AUTHINFO_UNAVAIL.
     case unavailable
     /// Wrong finger `max_tries` times with no passcode fallback: PAM_MAXTRIES.
     case maxTries
-    /// Wrong passcode: PAM_AUTH_ERR.
-    case denied
     /// Not a user of this system: PAM_USER_UNKNOWN.
     case userUnknown
-    /// The conversation failed or gave no answer: PAM_CONV_ERR.
+    /// The conversation failed, gave no answer, or the user pressed Ctrl-C: PAM_CONV_ERR.
     case conversationFailed
 
     public var label: String {
         switch self {
         case .success: return "success"
-        case .notEnabled: return "ignore"
+        case .ignore: return "ignore"
         case .unavailable: return "unavailable"
         case .maxTries: return "maxtries"
-        case .denied: return "denied"
         case .userUnknown: return "user-unknown"
         case .conversationFailed: return "conversation-error"
         }

@@ -11,7 +11,7 @@ public enum PasswordWitness {
     public static func handsOnToPassword(_ decision: Decision) -> Bool {
         switch decision.outcome {
         case .unavailable, .maxTries: return decision.reason != .storeUnavailable
-        case .success, .notEnabled, .denied, .userUnknown, .conversationFailed: return false
+        case .success, .ignore, .userUnknown, .conversationFailed: return false
         }
     }
 

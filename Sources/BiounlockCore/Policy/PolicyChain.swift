@@ -1,12 +1,10 @@
-import Glibc
-
 /// Who is authenticating, for what, and from where (read from PAM items by the module).
 public struct AuthRequest: Sendable {
     public var user: String
     public var service: String
     public var tty: String
     public var rhost: String
-    /// PAM_SILENT: no informational or error messages (prompts still appear).
+    /// PAM_SILENT: no informational notices (prompts and the exchange around them still appear).
     public var silent: Bool
 
     public init(user: String, service: String, tty: String = "", rhost: String = "", silent: Bool = false) {
@@ -14,18 +12,23 @@ public struct AuthRequest: Sendable {
     }
 }
 
-/// The biometric-or-passcode chain: the one place where biounlock decides.
+/// The biometric-or-passcode chain: the one place where biounlock decides (docs/DESIGN.md).
 ///
 /// Steps, in order (each either decides or hands on):
-///   1. account   the user must exist on the system              -> userUnknown
-///   2. store     the store must open and be trusted             -> unavailable
-///   3. toggle    biometric unlock enabled for this service?      -> notEnabled
-///   4. lockout   passcode locked (escalating waits)              -> denied, with the time left
-///   5. gates     biometrics locked, passcode required, remote session, lid closed -> skip the finger
-///   6. finger    touch the reader (max_tries, timeout)           -> success, or a FingerResult
-///   7. fallback  one decision from (policy, FingerResult)        -> maxTries / unavailable / passcode
-///   8. passcode  biounlock's own passcode (passcode policy only) -> success / denied / unavailable
-/// Whatever goes wrong inside a step falls towards the password (unavailable), never to success.
+///   1. remote    a remote session, under remote=ignore (default)    -> ignore
+///   2. account   the user must exist on the system                  -> userUnknown
+///   3. store     the store must open and be trusted                 -> unavailable
+///   4. toggle    biometric unlock enabled for this service?         -> ignore
+///   5. passcode  locked? then only the finger and the password are taken, and the user is told
+///   6. gates     biometrics locked, passcode required, remote=passcode, lid closed -> no finger
+///   7. reader    something enrolled, the reader opens               -> else no finger
+///   8. ask       type or touch on a terminal, the touch then the prompt elsewhere
+///                (PolicyChain+Asking)                               -> an Entry
+///   9. fallback  one decision from (policy, Entry)                  -> success / maxTries /
+///                unavailable, with typed text that is not the passcode handed on as PAM_AUTHTOK
+/// Whatever goes wrong inside a step falls towards the password (unavailable), never to success,
+/// and no step refuses before the user could use the finger or the password: a lockout only
+/// takes away what failed.
 public final class PolicyChain {
     public typealias StoreOpener = () -> Result<AuthStore, StoreFailure>
     public typealias AccountLookup = (String) -> Account?
@@ -43,6 +46,8 @@ public final class PolicyChain {
     let terminal: () -> TypeOrTouchTerminal?
     /// While a type-or-touch prompt is up, messages go to it instead of the conversation.
     var activeTerminal: TypeOrTouchTerminal?
+    /// Ctrl-C was pressed at this terminal: its SIGINT is delivered once the audit row is written.
+    var interruptedTerminal: TypeOrTouchTerminal?
 
     public init(options: Options, conversation: Conversation, logger: Logger, sensors: SensorProvider,
                 openStore: @escaping StoreOpener, lookupAccount: @escaping AccountLookup = Accounts.lookup,
@@ -54,19 +59,20 @@ public final class PolicyChain {
         self.sessionFacts = sessionFacts; self.bootID = bootID; self.terminal = terminal
     }
 
-    /// How the finger step ended.
-    enum FingerResult {
+    /// What the user gave biounlock once the finger and the prompts are done.
+    enum Entry {
         case matched(Finger)
-        /// Wrong finger `max_tries` times.
+        /// Wrong finger `max_tries` times, under policy=biometrics without a prompt to type at.
         case exhausted
-        /// The finger step could not be used (no reader, nothing enrolled, timeout, store error).
-        case skipped(Reason)
-        /// Type-or-touch: a line typed at the shared prompt (the passcode, or the password).
+        /// A line typed at biounlock's prompt: the passcode, or (if not) the Unix password.
         case typed(Secret)
-        /// Type-or-touch: a line longer than Secret.maximumLength.
+        /// A line longer than Secret.maximumLength (it cannot be a passcode, nor be handed on).
         case typedTooLong
-        /// Type-or-touch: Enter alone, Ctrl-C, or nothing typed in time.
-        case ended(Reason)
+        /// Nothing typed: Enter alone, nothing usable, no touch in time (why).
+        case nothing(Reason)
+        /// Ctrl-C at a type-or-touch prompt.
+        case cancelled
+        case conversationFailed
     }
 
     /// The success to record when the chain ends (see run).
@@ -78,29 +84,44 @@ public final class PolicyChain {
         pendingSuccess = nil
         let decision = decide(request, store: &store)
         let event = audit(decision, request: request)
-        guard let store else { return decision }
-        if let success = pendingSuccess {
-            // The counter reset and the audit row in one commit: one sync and one wait for the
-            // write lock instead of two (scripts/bench counts the syncs per transaction).
-            do {
-                try store.inOneTransaction {
-                    writeSuccess(user: success.user, method: success.method, store: store)
-                    if let event { write(event, store: store) }
+        if let store {
+            if let success = pendingSuccess {
+                // The counter reset and the audit row in one commit: one sync and one wait for the
+                // write lock instead of two (scripts/bench counts the syncs per transaction).
+                do {
+                    try store.inOneTransaction {
+                        writeSuccess(user: success.user, method: success.method, store: store)
+                        if let event { write(event, store: store) }
+                    }
+                } catch {
+                    // The decision stands even if the counters cannot be reset.
+                    logger.log(.error, "cannot commit the success of \(success.user) and its audit event: \(error)")
                 }
-            } catch {
-                // The decision stands even if the counters cannot be reset.
-                logger.log(.error, "cannot commit the success of \(success.user) and its audit event: \(error)")
+            } else if let event {
+                write(event, store: store)
             }
-        } else if let event {
-            write(event, store: store)
+        }
+        // Ctrl-C: the row is written first, then the host gets the signal its own prompt would.
+        if let interrupted = interruptedTerminal {
+            interruptedTerminal = nil
+            interrupted.deliverInterrupt()
         }
         return decision
     }
 
     func decide(_ request: AuthRequest, store storeOut: inout AuthStore?) -> Decision {
+        let facts = sessionFacts()
+        if options.remote == .ignore, let why = facts.remote {
+            // A short PIN is a credential of this device, not of the network: a remote login is
+            // left to what the remote service checks itself (the password, keys).
+            logger.log(.debug, "user=\(sanitizedForLog(request.user)) remote session (\(why)): left to the next module")
+            return Decision(.ignore, .remoteSession)
+        }
         guard let account = lookupAccount(request.user) else {
-            // As slow as a wrong passcode, so that probing names tells nothing by time.
-            Passcode.burnEquivalentWork()
+            // As fast as a known user who has not enabled biometric unlock: the same store lookup
+            // and no Argon2id, so that neither time nor prompt tells which names exist (the next
+            // module, pam_unix, evens out its own timing). No audit row, as for "not enabled".
+            if case .success(let store) = openStore() { _ = try? store.loadUser(request.user) }
             return Decision(.userUnknown, .unknownUser)
         }
         let store: AuthStore
@@ -115,7 +136,7 @@ public final class PolicyChain {
         let user: UserRecord
         do {
             guard let found = try store.loadUser(account.name), found.isEnabled(for: request.service) else {
-                return Decision(.notEnabled, .notEnabled)
+                return Decision(.ignore, .notEnabled)
             }
             user = found
         } catch {
@@ -124,27 +145,49 @@ public final class PolicyChain {
         }
 
         let now = clock.now()
-        if options.policy == .biometricsOrPasscode, case .locked(let until?) = Lockouts.passcode(user, options: options, now: now) {
-            say(request, exchange: Messages.passcodeLocked(timeLeft: until &- now), isError: true)
-            return Decision(.denied, .passcodeLocked, method: .passcode)
+        let passcode = options.policy == .biometricsOrPasscode ? user.passcode : nil
+        var passcodeLockedUntil: Int64?
+        if passcode != nil, case .locked(let until?) = Lockouts.passcode(user, options: options, now: now) {
+            passcodeLockedUntil = until
+        }
+        // What biounlock's prompt takes: the passcode only while it can be checked.
+        let takes: Messages.Takes = passcode.map { passcodeLockedUntil == nil ? .passcodeOrPassword($0.kind) : .password } ?? .password
+
+        var noFinger = fingerGate(user: user, request: request, store: store, facts: facts, now: now, takes: takes)
+        var session: FingerSession?
+        if noFinger == nil {
+            switch openReader(user: user, request: request, store: store) {
+            case .success(let s): session = s
+            case .failure(let reason): noFinger = reason
+            }
+        }
+        defer { session?.release() }
+        if let until = passcodeLockedUntil, let kind = passcode?.kind {
+            say(request, exchange: Messages.passcodeLocked(kind, timeLeft: until &- now, fingerUsable: session != nil), isError: true)
         }
 
-        let finger: FingerResult
-        if let gate = fingerGate(user: user, request: request, store: store, now: now) {
-            finger = .skipped(gate)
+        let entry: Entry
+        if let session {
+            entry = ask(session, takes: takes, request: request)
+        } else if case .passcodeOrPassword = takes {
+            entry = askText(Messages.typePrompt(service: request.service, takes: takes), whenEmpty: .passcodeDeclined)
         } else {
-            finger = fingerStep(user: user, request: request, store: store)
+            // Neither the finger nor the passcode can be used now: the password, at once.
+            entry = .nothing(passcodeLockedUntil != nil ? .passcodeLocked : noFinger ?? .noPasscode)
         }
-        return fallback(after: finger, user: user, request: request, store: store)
+        return fallback(after: entry, user: user, passcodeLocked: passcodeLockedUntil != nil, usedFinger: session != nil,
+                        request: request, store: store)
     }
 
-    // MARK: step 5: the gates before the finger
+    // MARK: step 6: the gates before the finger
 
     /// Why the finger must not be asked for now (and says so), or nil to ask for it.
-    func fingerGate(user: UserRecord, request: AuthRequest, store: AuthStore, now: Int64) -> Reason? {
+    func fingerGate(user: UserRecord, request: AuthRequest, store: AuthStore, facts: SessionFacts, now: Int64,
+                    takes: Messages.Takes) -> Reason? {
         switch Lockouts.biometric(user, options: options, now: now) {
         case .locked(let until):
-            say(request, exchange: Messages.biometricsLocked(policy: options.policy, timeLeft: until.map { $0 &- now }), isError: true)
+            say(request, exchange: Messages.biometricsLocked(policy: options.policy, timeLeft: until.map { $0 &- now },
+                                                              passcode: takes.passcodeKind), isError: true)
             return .biometricsLocked
         case .open where user.biometricFailures >= options.biometricLockout:
             // The lockout expired (policy=biometrics): start counting afresh.
@@ -156,11 +199,10 @@ public final class PolicyChain {
             break
         }
         if let required = PasscodeRequirement.reason(user, options: options, now: now, bootID: bootID()) {
-            say(request, exchange: Messages.passcodeRequired(required, policy: options.policy, options: options))
+            say(request, exchange: Messages.passcodeRequired(required, policy: options.policy, kind: user.passcode?.kind, options: options))
             return required
         }
-        let facts = sessionFacts()
-        if options.remote == .skip, let why = facts.remote {
+        if options.remote != .allow, let why = facts.remote {
             logger.log(.info, "finger skipped for \(user.name): \(why)")
             say(request, notice: Messages.skippedRemote, isError: false)
             return .remoteSession
@@ -172,200 +214,95 @@ public final class PolicyChain {
         return nil
     }
 
-    // MARK: step 6: the finger (alone, or type-or-touch)
+    // MARK: step 7: the reader
 
-    func fingerStep(user: UserRecord, request: AuthRequest, store: AuthStore) -> FingerResult {
+    func openReader(user: UserRecord, request: AuthRequest, store: AuthStore) -> Result<FingerSession, Reason> {
         // The provider decides what "enrolled" means: the store's templates, or (sensor=fprintd)
-        // the fingers fprintd holds for the user.
-        let sensor: FingerprintSensor
-        let templates: [Template]
+        // the fingers fprintd holds for the user (SensorProvider.openReader(for:options:)).
         switch sensors.openReader(for: user, options: options) {
-        case .ready(let s, let t):
-            sensor = s
-            templates = t
+        case .ready(let sensor, let templates):
+            return .success(FingerSession(sensor: sensor, templates: templates, user: user.name, store: store,
+                                          options: options, clock: clock, logger: logger))
         case .nothingEnrolled:
             say(request, notice: Messages.nothingEnrolled)
-            return .skipped(.nothingEnrolled)
+            return .failure(.nothingEnrolled)
         case .unavailable(let why):
             logger.log(.notice, "reader unavailable for \(user.name): \(why)")
             say(request, notice: Messages.readerUnavailable)
-            return .skipped(.readerUnavailable)
-        }
-        var readerOpen = true
-        func releaseReader() {
-            if readerOpen { sensor.close() }
-            readerOpen = false
-        }
-        defer { releaseReader() }
-
-        // Type or touch: one prompt on the caller's terminal while the reader waits. A touch ends
-        // it with no key pressed; Enter ends it at once with what was typed; the reader is released
-        // either way. Once the reader is done (wrong fingers, unavailable, timed out) the prompt
-        // keeps taking keys until Enter -- no keystroke is lost -- for at most
-        // Options.typingTimeoutSeconds. Without a usable terminal: the touch prompt alone.
-        let terminal = options.prompt == .concurrent ? self.terminal() : nil
-        var cancelled = false
-        let kind = options.policy == .biometricsOrPasscode ? user.passcode?.kind : nil
-        if let terminal {
-            terminal.start(prompt: Messages.typeOrTouchPrompt(service: request.service, kind: kind))
-            activeTerminal = terminal
-        } else {
-            say(request, exchange: Messages.touchPrompt(template: options.reason, service: request.service))
-        }
-        defer {
-            activeTerminal = nil
-            terminal?.finish(cancelled: cancelled)
-        }
-
-        /// The reader is done with `result`: without a terminal that ends the step; with one,
-        /// the prompt goes on waiting for Enter. Called before the message that says why, so the
-        /// prompt shown after it no longer offers the touch.
-        func readerDone(_ result: FingerResult) -> FingerResult? {
-            releaseReader()
-            terminal?.changePrompt(Messages.typeOnlyPrompt(service: request.service, kind: kind))
-            return terminal == nil ? result : nil
-        }
-
-        let fingerDeadline = Deadline.after(milliseconds: Int64(options.timeoutSeconds) * 1000, clock: clock)
-        let typingDeadline = Deadline.after(milliseconds: Int64(Options.typingTimeoutSeconds) * 1000, clock: clock)
-        var wrong = 0
-        while true {
-            let result: VerifyResult
-            if readerOpen {
-                result = sensor.verify(against: templates, deadline: fingerDeadline, interrupt: terminal?.fd)
-            } else if let terminal {
-                var pfd = pollfd(fd: terminal.fd, events: Int16(POLLIN), revents: 0)
-                guard poll(&pfd, 1, typingDeadline.remaining(clock: clock)) != 0 else { return .ended(.typingTimedOut) }
-                result = .interrupted
-            } else {
-                return .skipped(.timedOut) // unreachable: without a terminal readerDone ended the step
-            }
-            switch result {
-            case .interrupted:
-                guard let terminal else { continue }
-                switch terminal.readAvailable() {
-                case .pending: continue
-                case .line(let secret): return .typed(secret)
-                case .tooLong: return .typedTooLong
-                case .empty: return .ended(.passcodeDeclined)
-                case .closed: return .ended(.conversationFailed)
-                case .cancelled:
-                    cancelled = true
-                    return .ended(.cancelled)
-                }
-            case .match(let finger):
-                return .matched(finger)
-            case .noMatch:
-                wrong += 1
-                let consecutive: Int
-                do {
-                    consecutive = try store.recordBiometricFailure(user: user.name, at: clock.now())
-                } catch {
-                    // A failure we cannot count must not buy unlimited guesses: stop using the finger.
-                    logger.log(.error, "cannot record failed match for \(user.name): \(error)")
-                    if let done = readerDone(.skipped(.storeUnavailable)) { return done }
-                    continue
-                }
-                if consecutive >= options.biometricLockout {
-                    let until = options.policy == .biometrics ? Int64(options.biometricUnlockSeconds) : nil
-                    let done = readerDone(.skipped(.biometricsLocked))
-                    say(request, exchange: Messages.biometricsLocked(policy: options.policy, timeLeft: until), isError: true)
-                    if let done { return done }
-                } else if wrong >= options.maxTries {
-                    let done = readerDone(.exhausted)
-                    say(request, exchange: Messages.tooManyWrongFingers, isError: true)
-                    if let done { return done }
-                } else {
-                    say(request, exchange: Messages.notRecognised(triesLeft: options.maxTries - wrong), isError: true)
-                }
-            case .retry(let reason):
-                say(request, exchange: Messages.retry(reason))
-            case .unavailable(let why):
-                logger.log(.notice, "reader failed for \(user.name): \(why)")
-                let done = readerDone(.skipped(.readerUnavailable))
-                say(request, notice: Messages.readerUnavailable)
-                if let done { return done }
-            case .timedOut:
-                let done = readerDone(.skipped(.timedOut))
-                // At a type-or-touch prompt the user is still being asked for something: say so.
-                if terminal == nil { say(request, notice: Messages.timedOut, isError: false) } else { say(request, exchange: Messages.timedOut) }
-                if let done { return done }
-            }
+            return .failure(.readerUnavailable)
         }
     }
 
-    // MARK: step 7: the fallback decision, in one place
+    // MARK: step 9: the fallback decision, in one place
 
-    func fallback(after finger: FingerResult, user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision {
-        switch (options.policy, finger) {
-        case (_, .matched):
+    func fallback(after entry: Entry, user: UserRecord, passcodeLocked: Bool, usedFinger: Bool,
+                  request: AuthRequest, store: AuthStore) -> Decision {
+        switch entry {
+        case .matched:
             recordSuccess(user: user.name, method: .fingerprint)
             return Decision(.success(.fingerprint), .matched, method: .fingerprint)
-        case (.biometrics, .exhausted):
+        case .exhausted:
             return Decision(.maxTries, .wrongFinger, method: .fingerprint)
-        case (.biometrics, .skipped(let reason)):
-            return Decision(.unavailable, reason, method: .fingerprint)
-        case (.biometricsOrPasscode, .exhausted), (.biometricsOrPasscode, .skipped):
-            return passcodeStep(user: user, request: request, store: store)
-        case (_, .ended(.cancelled)):
+        case .nothing(let reason):
+            return Decision(.unavailable, reason, method: usedFinger ? .fingerprint : .none)
+        case .cancelled:
             return Decision(.conversationFailed, .cancelled)
-        case (_, .ended(.conversationFailed)):
+        case .conversationFailed:
             return Decision(.conversationFailed, .conversationFailed)
-        case (_, .ended(let reason)):
-            return Decision(.unavailable, reason)
-        case (.biometricsOrPasscode, .typedTooLong) where user.passcode != nil:
-            if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
-            return Decision(.denied, .passcodeTooLong, method: .passcode)
-        case (_, .typedTooLong):
+        case .typedTooLong:
+            // Longer than any passcode, and than pam_unix takes: nothing counted, nothing handed on.
             return Decision(.unavailable, .passcodeTooLong)
-        case (.biometricsOrPasscode, .typed(let secret)) where user.passcode != nil:
-            return checkPasscode(secret, user: user, request: request, store: store)
-        case (_, .typed(let secret)):
-            // policy=biometrics (or no biounlock passcode): what was typed is the Unix password,
-            // handed to the next module (pam_unix try_first_pass) instead of being asked again.
-            let handed = conversation.handOverPassword(secret)
-            return Decision(.unavailable, handed ? .passwordHandedOver : .noPasscode, method: .password)
+        case .typed(let typed):
+            return decideTyped(typed, user: user, passcodeLocked: passcodeLocked, request: request, store: store)
         }
     }
 
-    // MARK: step 8: the passcode
-
-    func passcodeStep(user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision {
+    /// A line typed at biounlock's prompt: the passcode, checked (and counted) when it can be the
+    /// passcode and the passcode is not locked; otherwise, and when it is wrong, it is handed on
+    /// as PAM_AUTHTOK so that the next module (pam_unix try_first_pass) decides whether it is the
+    /// Unix password. Nothing is shown for a wrong passcode: the caller reports the final failure.
+    /// The passcode itself, once verified, never becomes PAM_AUTHTOK.
+    ///
+    /// Cost: a wrong passcode, no passcode and a locked passcode each cost one Argon2id
+    /// computation at the shipped cost (TimingTests); text that cannot be a passcode of the
+    /// user's kind (letters for a PIN) costs none and is not counted, so that callers which never
+    /// call pam_setcred (polkit's helper, some lockers) do not pile up failures from a correct
+    /// Unix password.
+    func decideTyped(_ typed: Secret, user: UserRecord, passcodeLocked: Bool, request: AuthRequest, store: AuthStore) -> Decision {
+        guard options.policy == .biometricsOrPasscode else { return handOn(typed, .passwordHandedOver) }
         guard let stored = user.passcode else {
-            // No biounlock passcode: the next module (pam_unix) asks for the password -- after the
-            // same Argon2id work a wrong passcode costs, so the two cannot be told apart by time.
             Passcode.burnEquivalentWork()
-            return Decision(.unavailable, .noPasscode)
+            return handOn(typed, .noPasscode)
         }
-        switch conversation.promptSecret(Messages.passcodePrompt(service: request.service, kind: stored.kind)) {
-        case .failed:
-            return Decision(.conversationFailed, .conversationFailed, method: .passcode)
-        case .empty:
-            // Enter alone is a choice, not a failure: move on to the password at once.
-            return Decision(.unavailable, .passcodeDeclined, method: .passcode)
-        case .tooLong:
-            if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
-            say(request, notice: Messages.passcodeTooLong)
-            return Decision(.denied, .passcodeTooLong, method: .passcode)
-        case .answer(let typed):
-            return checkPasscode(typed, user: user, request: request, store: store)
+        guard stored.kind.problem(with: typed) == nil else { return handOn(typed, .passwordHandedOver) }
+        if passcodeLocked {
+            Passcode.burnEquivalentWork()
+            return handOn(typed, .passcodeLocked, method: .passcode)
         }
-    }
-
-    func checkPasscode(_ typed: Secret, user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision {
-        guard let stored = user.passcode else { return Decision(.unavailable, .noPasscode) }
         do { try Passcode.checkUsable(stored.hash) } catch {
             logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
-            return Decision(.unavailable, .passcodeUnusable, method: .passcode)
+            return handOn(typed, .passcodeUnusable, method: .passcode)
         }
         // Count the attempt before checking it, atomically refused while the lockout runs: a guess
         // that cannot be counted (store read-only, disk full, write lock held past the busy
         // timeout, RLIMIT_FSIZE, the process killed after the check) would be a free guess, so it
-        // is not checked at all and the stack moves on to the password; guesses made at the same
-        // moment cannot outrun the lockout. A right passcode clears the count (recordSuccess).
-        if let refused = reservePasscodeAttempt(user: user, request: request, store: store) { return refused }
-        // A pattern is compared in its canonical form; one that breaks the rules cannot match,
-        // but costs the same Argon2id work as any wrong passcode.
+        // is not checked at all; guesses made at the same moment cannot outrun the lockout. A
+        // right passcode clears the count (recordSuccess).
+        do {
+            guard try store.reservePasscodeAttempt(user: user.name, at: clock.now(), threshold: options.passcodeLockout) else {
+                // Locked by attempts made meanwhile (the check at the start saw it open).
+                let now = clock.now()
+                if let fresh = try? store.loadUser(user.name), case .locked(let until?) = Lockouts.passcode(fresh, options: options, now: now) {
+                    say(request, exchange: Messages.passcodeLocked(stored.kind, timeLeft: until &- now, fingerUsable: false), isError: true)
+                }
+                Passcode.burnEquivalentWork()
+                return handOn(typed, .passcodeLocked, method: .passcode)
+            }
+        } catch {
+            logger.log(.error, "cannot count the passcode attempt of \(user.name): \(error)")
+            return handOn(typed, .storeUnavailable, method: .passcode)
+        }
+        // A pattern is compared in its canonical form (problem(with:) said it has one).
         let secret = stored.kind.normalized(typed) ?? typed
         do {
             if try Passcode.verify(secret, against: stored.hash) {
@@ -374,35 +311,24 @@ public final class PolicyChain {
             }
         } catch {
             // Unreachable after checkUsable; an unusable hash never grants anything.
-            return Decision(.unavailable, .passcodeUnusable, method: .passcode)
+            return handOn(typed, .passcodeUnusable, method: .passcode)
         }
         do { try store.recordLastFailure(user: user.name, at: clock.now()) } catch {
             logger.log(.error, "cannot record the time of a wrong passcode for \(user.name): \(error)")
         }
-        say(request, notice: Messages.wrongPasscode)
-        return Decision(.denied, .wrongPasscode, method: .passcode)
+        return handOn(typed, .wrongPasscode, method: .passcode)
     }
 
-    /// Counts the attempt before any hashing, atomically refusing it while the lockout runs (see
-    /// AuthStore.reservePasscodeAttempt): nil to go on, or the decision that ends the attempt.
-    /// An attempt that cannot be counted is not made: fall back to the password.
-    func reservePasscodeAttempt(user: UserRecord, request: AuthRequest, store: AuthStore) -> Decision? {
-        do {
-            if try store.reservePasscodeAttempt(user: user.name, at: clock.now(), threshold: options.passcodeLockout) { return nil }
-        } catch {
-            logger.log(.error, "cannot count the passcode attempt of \(user.name): \(error)")
-            return Decision(.unavailable, .storeUnavailable, method: .passcode)
+    /// Hands typed text to the next module as PAM_AUTHTOK (libpam keeps its own copy and wipes it
+    /// at pam_end); the stack moves on (PAM_AUTHINFO_UNAVAIL).
+    func handOn(_ typed: Secret, _ reason: Reason, method: AuthMethod = .password) -> Decision {
+        if !conversation.handOverPassword(typed) {
+            logger.log(.notice, "could not hand the typed text on to the next module; it will ask itself")
         }
-        // Locked by attempts made meanwhile (the check at the start saw it open).
-        let now = clock.now()
-        if let fresh = try? store.loadUser(user.name), case .locked(let until?) = Lockouts.passcode(fresh, options: options, now: now) {
-            say(request, exchange: Messages.passcodeLocked(timeLeft: until &- now), isError: true)
-        }
-        return Decision(.denied, .passcodeLocked, method: .passcode)
+        return Decision(.unavailable, reason, method: method)
     }
 
     // MARK: bookkeeping
-
 
     /// A success resets counters; run() writes it together with the audit event.
     func recordSuccess(user: String, method: AuthMethod) {
@@ -417,16 +343,16 @@ public final class PolicyChain {
     }
 
     /// One audit row per transaction in which biounlock took part (when the store is open) and one
-    /// log line, never a secret. A user who has not enabled biometric unlock gets the log line
-    /// only (at debug level): the module stepped aside, so there is nothing to audit, and a row
-    /// would cost every such sudo a synced write to the store (scripts/bench measured about 6 ms
-    /// a transaction with it, about 0.3 ms without).
+    /// log line, never a secret. When biounlock stays out (the user has not enabled biometric
+    /// unlock, a remote session under remote=ignore) there is only the log line, at debug level:
+    /// nothing to audit, and a row would cost every such sudo a synced write to the store
+    /// (scripts/bench measured about 6 ms a transaction with it, about 0.3 ms without).
     /// Logs the line and returns the row, which run() writes (nil when there is none).
     func audit(_ decision: Decision, request: AuthRequest) -> AuditEvent? {
         let user = sanitizedForLog(request.user)
         let line = "user=\(user) service=\(sanitizedForLog(request.service)) method=\(decision.method.rawValue) outcome=\(decision.outcome.label) reason=\(decision.reason.rawValue)"
-        logger.log(decision.outcome == .notEnabled ? .debug : .info, line)
-        guard decision.outcome != .notEnabled else { return nil }
+        logger.log(decision.outcome == .ignore ? .debug : .info, line)
+        guard decision.outcome != .ignore else { return nil }
         return AuditEvent(time: clock.now(), user: user, service: sanitizedForLog(request.service),
                           tty: sanitizedForLog(request.tty), rhost: sanitizedForLog(request.rhost),
                           method: decision.method, outcome: decision.outcome.label, reason: decision.reason.rawValue)
@@ -439,21 +365,29 @@ public final class PolicyChain {
         }
     }
 
-    /// The request to touch the reader and the feedback on each touch are part of the exchange,
-    /// like a password prompt, so they are shown even under PAM_SILENT. sudo passes PAM_SILENT on
-    /// every call (sudo < 1.9.16 cannot be told otherwise); honouring it here would leave the user
-    /// looking at a silent terminal while sudo waits for a finger -- approving something with no
-    /// sign it is happening. pam_fprintd makes the same choice.
+    /// The request to touch the reader, the feedback on each touch and the lockout messages are
+    /// part of the exchange, like a password prompt, so they are shown even under PAM_SILENT. sudo
+    /// passes PAM_SILENT on every call (sudo < 1.9.16 cannot be told otherwise); honouring it
+    /// here would leave the user looking at a silent terminal while sudo waits for a finger --
+    /// approving something with no sign it is happening. pam_fprintd makes the same choice.
     func say(_ request: AuthRequest, exchange text: String, isError: Bool = false) {
         if let activeTerminal { return activeTerminal.message(text) }
         isError ? conversation.error(text) : conversation.info(text)
     }
 
-    /// Notices about what happened (reader unavailable, timed out, wrong passcode) are suppressed
-    /// by PAM_SILENT.
+    /// Notices about what happened (reader unavailable, timed out, nothing enrolled) are
+    /// suppressed by PAM_SILENT.
     func say(_ request: AuthRequest, notice text: String, isError: Bool = true) {
         guard !request.silent else { return }
         if let activeTerminal { return activeTerminal.message(text) }
         isError ? conversation.error(text) : conversation.info(text)
+    }
+}
+
+extension Messages.Takes {
+    /// The passcode kind the prompt takes, if it takes one.
+    var passcodeKind: PasscodeKind? {
+        if case .passcodeOrPassword(let kind) = self { return kind }
+        return nil
     }
 }

@@ -12,18 +12,25 @@ public struct SessionFacts: Equatable, Sendable {
 /// biounlock *skip* the finger, never grant anything: a forged value fails towards the password.
 public enum SessionProbe {
     /// Names that mean "this machine" in PAM_RHOST. sudo sets PAM_RHOST to the local host name.
-    static let localNames: Set<String> = ["localhost", "localhost.localdomain", "localhost6", "::1", "ip6-localhost"]
+    /// Loopback *addresses* (127.0.0.1, ::1) are not among them: only network services put an
+    /// address there, and a connection to the loopback address can come from anywhere through a
+    /// tunnel (`ssh -R`), which is why pam_fprintd treats them as remote too.
+    static let localNames: Set<String> = ["localhost", "localhost.localdomain", "localhost6", "ip6-localhost"]
 
     /// - Parameters:
+    ///   - tty: PAM_TTY; sshd sets "ssh" before authentication.
     ///   - environment: looks a variable up in the PAM environment, then the process environment.
-    public static func facts(rhost: String, environment: (String) -> String?, options: Options,
+    public static func facts(rhost: String, tty: String = "", environment: (String) -> String?, options: Options,
                              hostname: String? = SessionProbe.hostname()) -> SessionFacts {
-        SessionFacts(remote: remoteReason(rhost: rhost, environment: environment, logindPath: options.logindPath, hostname: hostname),
+        SessionFacts(remote: remoteReason(rhost: rhost, tty: tty, environment: environment, logindPath: options.logindPath, hostname: hostname),
                      lidClosed: lidClosed(at: options.lidPath))
     }
 
-    public static func remoteReason(rhost: String, environment: (String) -> String?, logindPath: String, hostname: String?) -> String? {
+    public static func remoteReason(rhost: String, tty: String = "", environment: (String) -> String?, logindPath: String,
+                                    hostname: String?) -> String? {
         if !rhost.isEmpty && !isLocal(rhost, hostname: hostname) { return "PAM_RHOST=\(sanitizedForLog(rhost))" }
+        // sshd (auth-pam.c) sets PAM_TTY to "ssh" for every authentication, whatever the client's address.
+        if tty == "ssh" { return "PAM_TTY=ssh" }
         for name in ["SSH_CONNECTION", "SSH_CLIENT"] {
             if let value = environment(name), !value.isEmpty { return name }
         }
@@ -35,7 +42,7 @@ public enum SessionProbe {
 
     static func isLocal(_ rhost: String, hostname: String?) -> Bool {
         let host = rhost.lowercased()
-        if localNames.contains(host) || host.hasPrefix("127.") || host == "::ffff:127.0.0.1" { return true }
+        if localNames.contains(host) { return true }
         if let hostname, !hostname.isEmpty {
             let own = hostname.lowercased()
             if host == own || host.hasPrefix(own + ".") { return true }

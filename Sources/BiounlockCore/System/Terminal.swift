@@ -26,11 +26,15 @@ public protocol TypeOrTouchTerminal: AnyObject {
     func readAvailable() -> TerminalInput
     /// Shows a message on its own line, then the prompt again.
     func message(_ text: String)
-    /// Replaces the prompt shown after later messages (once the reader is done: "Type your PIN…").
+    /// Replaces the prompt shown after later messages (once the reader is done: "PIN or password…").
     func changePrompt(_ prompt: String)
-    /// Restores the terminal exactly as it was. With `cancelled`, then delivers the SIGINT that
-    /// Ctrl-C would have sent, as the caller's own password prompt would.
+    /// Waits until a key can be read, at most until `deadline`; false when none came.
+    func waitForKey(until deadline: Deadline) -> Bool
+    /// Restores the terminal exactly as it was (with `cancelled`, after echoing "^C").
     func finish(cancelled: Bool)
+    /// Delivers the SIGINT that Ctrl-C would have sent, as the caller's own password prompt
+    /// would. The chain calls it last, once the attempt's audit row is written.
+    func deliverInterrupt()
 }
 
 /// The controlling terminal, used for type-or-touch only when the caller's conversation is that
@@ -152,9 +156,21 @@ public final class ControllingTerminal: TypeOrTouchTerminal {
         _ = tcsetattr(fd, TCSANOW, &saved)
         if cancelled {
             write("^C" + newline)
-            kill(getpid(), SIGINT)
         } else if !lineEnded {
             write("\n") // after a touch: the caller's next line starts on a line of its own
+        }
+    }
+
+    public func deliverInterrupt() {
+        kill(getpid(), SIGINT)
+    }
+
+    public func waitForKey(until deadline: Deadline) -> Bool {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let rc = poll(&pfd, 1, deadline.remaining())
+            if rc > 0 { return true }
+            if rc == 0 || errno != EINTR { return false }
         }
     }
 

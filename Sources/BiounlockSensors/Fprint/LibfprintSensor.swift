@@ -154,7 +154,7 @@ public final class LibfprintSensor: FingerprintSensor {
     /// by a key at a type-or-touch prompt); the next verify call waits for the same touch.
     private var pendingVerify: (prints: [Template], limit: Int64)?
 
-    public func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult {
+    public func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?, waitUntil: Deadline?) -> VerifyResult {
         guard usable else { return .unavailable(SensorUnavailable("the reader was closed after an earlier failure")) }
         let pending: (prints: [Template], limit: Int64)
         if let waiting = pendingVerify {
@@ -176,11 +176,15 @@ public final class LibfprintSensor: FingerprintSensor {
             pendingVerify = pending
         }
         let prints = pending.prints
+        // The wait may end before the reader's own limit (the caller puts up a prompt meanwhile);
+        // the verify goes on in the helper and its answer waits in the socket.
+        let waitLimit = min(waitUntil?.milliseconds ?? Int64.max, pending.limit)
         while true {
-            if let interrupt {
-                switch helper.channel.waitReadable(orInterrupt: interrupt, until: pending.limit) {
+            if interrupt != nil || waitLimit < pending.limit {
+                switch helper.channel.waitReadable(orInterrupt: interrupt, until: waitLimit) {
                 case .interrupted: return .interrupted
                 case .ready: break
+                case .timedOut where waitLimit < pending.limit: return .interrupted
                 case .timedOut, .failed:
                     pendingVerify = nil
                     abandon()

@@ -125,7 +125,7 @@ public final class FprintdSensor: FingerprintSensor {
 
     // MARK: verify
 
-    public func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult {
+    public func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?, waitUntil: Deadline?) -> VerifyResult {
         guard usable else { return .unavailable(SensorUnavailable("the reader was closed after an earlier failure")) }
         let limit: Int64
         if let waiting = pendingLimit {
@@ -141,10 +141,14 @@ public final class FprintdSensor: FingerprintSensor {
             }
             pendingLimit = limit
         }
-        if let interrupt {
-            switch helper.channel.waitReadable(orInterrupt: interrupt, until: limit) {
+        // The wait may end before the reader's own limit (the caller puts up a prompt meanwhile);
+        // the verification goes on in fprintd and its answer waits in the socket.
+        let waitLimit = min(waitUntil?.milliseconds ?? Int64.max, limit)
+        if interrupt != nil || waitLimit < limit {
+            switch helper.channel.waitReadable(orInterrupt: interrupt, until: waitLimit) {
             case .interrupted: return .interrupted
             case .ready: break
+            case .timedOut where waitLimit < limit: return .interrupted
             case .timedOut, .failed:
                 abandon()
                 return deadline.hasPassed() ? .timedOut : .unavailable(SensorUnavailable("fprintd did not answer in time"))

@@ -26,7 +26,7 @@ public final class SimulatedSensor: FingerprintSensor {
 
     /// Creates the control socket at `path` and starts listening.
     public static func listen(at path: String) -> Result<SimulatedSensor, SensorUnavailable> {
-        guard let addr = UnixSocket.address(path) else {
+        guard UnixSocket.address(path) != nil else {
             return .failure(SensorUnavailable("sim_socket path is empty or longer than \(UnixSocket.maximumPathLength) bytes"))
         }
         if let problem = TrustedFiles.checkDirectory(TrustedFiles.parentDirectory(of: path)) {
@@ -40,17 +40,26 @@ public final class SimulatedSensor: FingerprintSensor {
             }
             unlink(path)
         }
+        // bind() creates the socket with the caller's umask (the module must not change the
+        // host's): it is bound under a private name, made 0600, and only then renamed into place,
+        // so the socket at `path` is never anyone's but root's, not even for an instant.
+        let staging = TrustedFiles.parentDirectory(of: path) + "/.sim-\(getpid())"
+        guard let stagingAddr = UnixSocket.address(staging) else {
+            return .failure(SensorUnavailable("sim_socket directory path is too long"))
+        }
+        unlink(staging)
         let fd = UnixSocket.makeSocket()
         guard fd >= 0 else { return .failure(SensorUnavailable("socket: \(errnoDescription(errno))")) }
-        let bound = UnixSocket.withSockaddr(addr) { bind(fd, $0, $1) }
+        let bound = UnixSocket.withSockaddr(stagingAddr) { bind(fd, $0, $1) }
         guard bound == 0 else {
             let e = errno
             Glibc.close(fd)
             return .failure(SensorUnavailable("bind \(path): \(errnoDescription(e))"))
         }
-        guard chmod(path, 0o600) == 0, Glibc.listen(fd, 16) == 0 else {
+        guard chmod(staging, 0o600) == 0, rename(staging, path) == 0, Glibc.listen(fd, 16) == 0 else {
             let e = errno
             Glibc.close(fd)
+            unlink(staging)
             unlink(path)
             return .failure(SensorUnavailable("listen \(path): \(errnoDescription(e))"))
         }
@@ -108,10 +117,13 @@ public final class SimulatedSensor: FingerprintSensor {
         return .timedOut
     }
 
-    public func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult {
+    public func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?, waitUntil: Deadline?) -> VerifyResult {
+        // Touches wait in the listen backlog while the caller is away (at a prompt): they count
+        // when it comes back, as a libfprint verify running in the helper meanwhile does.
+        let early = waitUntil.map { $0.milliseconds < deadline.milliseconds } ?? false
         let command: SimCommand
-        switch next(until: deadline, interrupt: interrupt) {
-        case .timedOut: return .timedOut
+        switch next(until: early ? (waitUntil ?? deadline) : deadline, interrupt: interrupt) {
+        case .timedOut: return early && !deadline.hasPassed() ? .interrupted : .timedOut
         case .interrupted: return .interrupted
         case .failed(let why): return .unavailable(why)
         case .command(let c): command = c

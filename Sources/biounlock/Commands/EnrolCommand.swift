@@ -61,7 +61,15 @@ enum EnrolCommand {
         }
         let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
         if record?.enabled != true {
-            Output.line("Turn biometric unlock on with: \(context.suggest("enable \(account.name)"))")
+            // The next step: `enable` once it would succeed (the reader is there: it just enrolled),
+            // else the command that stands in its way.
+            let next = EnableCheck.refusals(user: account.name, record: record, options: context.options,
+                                            globals: invocation.globals.typed).first
+            if let next {
+                Output.line("Next: \(next.fix)   (\(next.problem); then enable)")
+            } else {
+                Output.line("Turn biometric unlock on with: \(context.suggest("enable \(account.name)"))")
+            }
         }
         return 0
     }

@@ -29,7 +29,7 @@ enum VerifyCommand {
                     return store
                 }
             },
-            sessionFacts: { SessionProbe.facts(rhost: "", environment: { getenv($0).map { String(cString: $0) } }, options: options) },
+            sessionFacts: { SessionProbe.facts(rhost: "", tty: "", environment: { getenv($0).map { String(cString: $0) } }, options: options) },
             terminal: { ControllingTerminal.forConversation(pamTTY: "") })
         let decision = chain.run(AuthRequest(user: name, service: service, tty: ttyName()))
         Output.line("Result: \(decision.outcome.label) (method \(decision.method.rawValue), decided by: \(decision.reason.rawValue))")
@@ -41,10 +41,9 @@ enum VerifyCommand {
     static func pamCode(_ outcome: Outcome) -> String {
         switch outcome {
         case .success: return "PAM_SUCCESS"
-        case .notEnabled: return "PAM_IGNORE"
+        case .ignore: return "PAM_IGNORE"
         case .unavailable: return "PAM_AUTHINFO_UNAVAIL"
         case .maxTries: return "PAM_MAXTRIES"
-        case .denied: return "PAM_AUTH_ERR"
         case .userUnknown: return "PAM_USER_UNKNOWN"
         case .conversationFailed: return "PAM_CONV_ERR"
         }

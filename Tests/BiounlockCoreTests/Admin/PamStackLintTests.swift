@@ -1,9 +1,10 @@
 import XCTest
+import Foundation
 @testable import BiounlockCore
 
 final class PamStackLintTests: XCTestCase {
     let commonAuth = """
-        auth [success=1 default=ignore] pam_unix.so nullok
+        auth [success=1 default=ignore] pam_unix.so nullok try_first_pass
         auth requisite pam_deny.so
         auth required pam_permit.so
         """
@@ -44,9 +45,31 @@ final class PamStackLintTests: XCTestCase {
         XCTAssertTrue(none.contains { $0.message.contains("no password module after pam_biounlock.so") }, "\(none)")
     }
 
+    /// The text typed at biounlock's prompt goes on as PAM_AUTHTOK: the password module must take it.
+    func testThePasswordModuleMustTakeTheTypedText() {
+        let debianDefault = "auth [success=1 default=ignore] pam_unix.so nullok\nauth requisite pam_deny.so\nauth required pam_permit.so\n"
+        let f = lint(good, extra: ["common-auth": debianDefault])
+        XCTAssertEqual(f.map(\.severity), [.problem], "\(f)")
+        XCTAssertTrue(f[0].message.contains("has no try_first_pass"), f[0].message)
+        XCTAssertEqual(f[0].file, "common-auth")
+        XCTAssertTrue(f[0].fix.contains("add try_first_pass"))
+        XCTAssertEqual(lint(good, extra: ["common-auth": debianDefault.replacingOccurrences(of: "nullok", with: "nullok use_first_pass")]), [])
+    }
+
     func testFprintdAlsoPresent() {
         let f = lint(good, extra: ["common-auth": "auth [success=2 default=ignore] pam_fprintd.so max-tries=1\n" + commonAuth])
         XCTAssertTrue(f.contains { $0.severity == .warning && $0.message.contains("pam_fprintd.so is also in the auth stack") && $0.file == "common-auth" }, "\(f)")
+    }
+
+    /// The examples the project ships are what doctor recommends.
+    func testTheShippedExamplesAreClean() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("pam.d")
+        var files: [String: String] = [:]
+        for name in ["sudo", "su", "login", "xscreensaver"] {
+            files[name] = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
+        }
+        XCTAssertEqual(PamStackLint.lint(files: files), [])
     }
 
     func testServicesWithoutBiounlockAndIncludeLoopsAreFine() {
@@ -54,19 +77,22 @@ final class PamStackLintTests: XCTestCase {
     }
 
     func testGreeterFingerprintStacks() {
-        let shipped = "auth requisite pam_nologin.so\nauth [success=ok default=die] pam_biounlock.so sensor=fprintd policy=biometrics\nauth optional pam_gnome_keyring.so\n"
+        let shipped = "auth requisite pam_nologin.so\nauth [success=ok default=die] pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120\nauth optional pam_gnome_keyring.so\n"
         for service in ["gdm-fingerprint", "kde-fingerprint"] {
             XCTAssertEqual(PamStackLint.lint(files: [service: shipped]), [], "\(service): no password module is wanted there")
-            let required = PamStackLint.lint(files: [service: "auth required pam_biounlock.so sensor=fprintd policy=biometrics\nauth optional pam_gnome_keyring.so\n"])
+            let required = PamStackLint.lint(files: [service: "auth required pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120\nauth optional pam_gnome_keyring.so\n"])
             XCTAssertEqual(required.map(\.severity), [.problem], "\(required)")
             XCTAssertTrue(required[0].message.contains("an optional module's success can then unlock without a finger"), required[0].message)
-            let lenient = PamStackLint.lint(files: [service: "auth \(PamStackLint.recommendedControl) pam_biounlock.so sensor=fprintd policy=biometrics\n"])
+            let lenient = PamStackLint.lint(files: [service: "auth \(PamStackLint.recommendedControl) pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120\n"])
             for code in ["ignore", "authinfo_unavail", "maxtries", "user_unknown", "module_unknown"] {
                 XCTAssertTrue(lenient.contains { $0.severity == .problem && $0.message.contains("\(code)=ignore in a fingerprint-only stack") },
                               "\(code): \(lenient)")
             }
             let both = PamStackLint.lint(files: [service: "auth required pam_fprintd.so\nauth [success=ok default=die] pam_biounlock.so sensor=libfprint\n"])
-            XCTAssertEqual(both.filter { $0.severity == .warning }.count, 3, "no policy=biometrics, sensor=libfprint, pam_fprintd too: \(both)")
+            XCTAssertEqual(both.filter { $0.severity == .warning }.count, 4, "no policy=biometrics, touch_first, sensor=libfprint, pam_fprintd too: \(both)")
+            let asks = PamStackLint.lint(files: [service: "auth [success=ok default=die] pam_biounlock.so sensor=fprintd policy=biometrics timeout=20 touch_first=10\n"])
+            XCTAssertEqual(asks.map(\.severity), [.warning])
+            XCTAssertTrue(asks[0].message.contains("touch_first is shorter than the timeout"), asks[0].message)
             XCTAssertTrue(both.contains { $0.message.contains("pam_fprintd.so and pam_biounlock.so are both in this stack") })
         }
     }

@@ -32,7 +32,10 @@ final class MemoryStore: AuthStore {
     var failWrites = false
     var failReads = false
 
+    /// How many times a user's row was looked up.
+    var loads = 0
     func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
+        loads += 1
         if failReads { throw StoreFailure("read failed") }
         return users[name]
     }
@@ -99,9 +102,12 @@ final class ScriptedSensor: FingerprintSensor {
     var results: [VerifyResult]
     var closed = 0
     var verifyCalls = 0
+    /// How each call was limited: "window" when a wait limit was given, "reader" when not.
+    var waits: [String] = []
     init(_ results: [VerifyResult]) { self.results = results }
-    func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult {
+    func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?, waitUntil: Deadline?) -> VerifyResult {
         verifyCalls += 1
+        waits.append(waitUntil == nil ? "reader" : "window")
         return results.isEmpty ? .timedOut : results.removeFirst()
     }
     func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable> {
@@ -149,5 +155,10 @@ final class ScriptedTerminal: TypeOrTouchTerminal {
     }
     func message(_ text: String) { transcript.append("MSG: \(text)") }
     func changePrompt(_ prompt: String) { transcript.append("PROMPT NOW: \(prompt)") }
+    func waitForKey(until deadline: Deadline) -> Bool { !inputs.isEmpty }
     func finish(cancelled: Bool) { finished.append(cancelled) }
+    var interruptsDelivered = 0
+    /// What the store held when the SIGINT would have been delivered (set by the test).
+    var onInterrupt: () -> Void = {}
+    func deliverInterrupt() { interruptsDelivered += 1; onInterrupt() }
 }

@@ -73,7 +73,12 @@ final class LockoutTests: XCTestCase {
         XCTAssertEqual(o.biometricLockout, 3); XCTAssertEqual(o.biometricUnlockSeconds, 3600); XCTAssertEqual(o.passcodeLockout, 7)
         XCTAssertEqual(o.requirePasscode.description, "boot"); XCTAssertEqual(o.remote, .allow); XCTAssertEqual(o.lid, .ignore)
         XCTAssertEqual(Messages.touchPrompt(template: o.reason, service: "sudo"), "Approve sudo with a finger")
-        XCTAssertEqual(OptionParser.apply(arguments: ["reason=bad\u{7}", "remote=maybe", "bio_lockout=0"], to: &o).count, 3)
+        XCTAssertEqual(OptionParser.apply(arguments: ["reason=bad\u{7}", "remote=maybe", "bio_lockout=0", "touch_first=121"], to: &o).count, 4)
+        XCTAssertEqual(OptionParser.apply(arguments: ["remote=skip", "touch_first=0"], to: &o), [])
+        XCTAssertEqual(o.remote, .passcode, "0.1.0's remote=skip is remote=passcode")
+        XCTAssertEqual(o.touchFirstSeconds, 0)
+        XCTAssertEqual(Options().remote, .ignore, "remote sessions are left alone by default")
+        XCTAssertEqual(Options().touchFirstSeconds, 2)
     }
 }
 
@@ -81,9 +86,16 @@ final class SessionProbeTests: XCTestCase {
     func testRemoteDetection() {
         let none: (String) -> String? = { _ in nil }
         XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: none, logindPath: "/nonexistent", hostname: "box"))
-        for local in ["localhost", "127.0.0.1", "::1", "box", "BOX", "box.example.org"] {
+        for local in ["localhost", "box", "BOX", "box.example.org"] {
             XCTAssertNil(SessionProbe.remoteReason(rhost: local, environment: none, logindPath: "/nonexistent", hostname: "box"), local)
         }
+        // Addresses come only from network services, and a loopback connection can be a tunnel.
+        for address in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
+            XCTAssertEqual(SessionProbe.remoteReason(rhost: address, environment: none, logindPath: "/x", hostname: "box"), "PAM_RHOST=\(address)")
+        }
+        XCTAssertEqual(SessionProbe.remoteReason(rhost: "", tty: "ssh", environment: none, logindPath: "/x", hostname: "box"), "PAM_TTY=ssh",
+                       "sshd sets PAM_TTY=ssh, whatever the client's address")
+        XCTAssertNil(SessionProbe.remoteReason(rhost: "", tty: "/dev/pts/3", environment: none, logindPath: "/x", hostname: "box"))
         XCTAssertEqual(SessionProbe.remoteReason(rhost: "203.0.113.9", environment: none, logindPath: "/x", hostname: "box"), "PAM_RHOST=203.0.113.9")
         XCTAssertEqual(SessionProbe.remoteReason(rhost: "boxer", environment: none, logindPath: "/x", hostname: "box"), "PAM_RHOST=boxer")
         XCTAssertEqual(SessionProbe.remoteReason(rhost: "", environment: { $0 == "SSH_CLIENT" ? "203.0.113.9 5 22" : nil },

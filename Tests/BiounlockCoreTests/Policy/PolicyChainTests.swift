@@ -39,13 +39,20 @@ final class PolicyChainTests: XCTestCase {
 
     static func secret(_ s: String) -> ConversationReply { .answer(Secret(bytes: Array(s.utf8))!) }
 
+    /// The prompts a PIN user sees without a terminal (Messages' own strings, for the record).
+    static let dialogPrompt = "PROMPT: PIN or password for sudo, or Enter to use the reader: "
+    static let typePrompt = "PROMPT: PIN or password for sudo: "
+    static let touchRequest = "INFO: Touch the fingerprint reader to authenticate for sudo"
+
     func testMatchingTouchSucceedsWithoutAPrompt() {
         let sensor = ScriptedSensor([.match(.rightIndex)])
         XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
-        XCTAssertEqual(conversation.transcript, ["INFO: Touch the fingerprint reader to authenticate for sudo"])
+        XCTAssertEqual(conversation.transcript, [Self.touchRequest])
+        XCTAssertEqual(sensor.waits, ["window"], "the touch came within touch_first: no prompt at all")
         XCTAssertEqual(sensor.closed, 1)
         XCTAssertEqual(store.events.map(\.outcome), ["success"])
         XCTAssertEqual(store.events.first?.reason, "finger-matched")
+        XCTAssertEqual(conversation.handedOver, [], "nothing handed on after a success")
     }
 
     func testASuccessResetsTheCountersAndWritesItsAuditRowInOneTransaction() {
@@ -56,7 +63,7 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(store.eventsInTransaction, 1)
 
         conversation.replies = [Self.secret("0000")]
-        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .denied)
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .unavailable)
         XCTAssertEqual(store.transactions, 1, "a failure is counted on its own, at once")
         XCTAssertEqual(store.events.map(\.reason), ["finger-matched", "wrong-passcode"])
     }
@@ -64,10 +71,10 @@ final class PolicyChainTests: XCTestCase {
     func testUserWhoHasNotEnabledIsIgnoredWithoutAnyMessage() {
         store.users["alice"]?.enabled = false
         let sensor = ScriptedSensor([.match(.rightIndex)])
-        XCTAssertEqual(run(sensor).outcome, .notEnabled)
+        XCTAssertEqual(run(sensor).outcome, .ignore)
         XCTAssertEqual(conversation.transcript, [])
         XCTAssertEqual(sensor.verifyCalls, 0)
-        XCTAssertEqual(run(sensor, user: "bob").outcome, .notEnabled, "no row at all")
+        XCTAssertEqual(run(sensor, user: "bob").outcome, .ignore, "no row at all")
         // Stepping aside writes nothing: no audit row (sudo would pay a synced write for every
         // user who never opted in), only a debug-level log line.
         XCTAssertEqual(store.events, [])
@@ -76,16 +83,23 @@ final class PolicyChainTests: XCTestCase {
 
     func testPerServiceOverrideWinsOverTheUsersToggle() {
         store.users["alice"]?.serviceOverrides = ["sudo": false]
-        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "sudo").outcome, .notEnabled)
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "sudo").outcome, .ignore)
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "login").outcome, .success(.fingerprint))
         store.users["alice"]?.enabled = false
         store.users["alice"]?.serviceOverrides = ["su": true]
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "su").outcome, .success(.fingerprint))
     }
 
-    func testUnknownUserIsUserUnknown() {
+    /// An unknown name does what a known user without biometric unlock does -- one lookup in the
+    /// store, no Argon2id, nothing shown, no audit row -- so neither time nor text tells them apart.
+    func testUnknownUserIsUserUnknownAfterTheSameWorkAsNotEnabled() {
         XCTAssertEqual(run(ScriptedSensor([]), user: "mallory").outcome, .userUnknown)
+        XCTAssertEqual(store.loads, 1)
+        store.users["alice"]?.enabled = false
+        XCTAssertEqual(run(ScriptedSensor([])).outcome, .ignore)
+        XCTAssertEqual(store.loads, 2)
         XCTAssertEqual(conversation.transcript, [])
+        XCTAssertEqual(store.events, [])
     }
 
     func testStoreThatCannotOpenOrReadIsUnavailableNeverIgnoreOrSuccess() {
@@ -100,21 +114,45 @@ final class PolicyChainTests: XCTestCase {
         let sensor = ScriptedSensor([.noMatch, .noMatch, .noMatch])
         XCTAssertEqual(run(sensor).outcome, .success(.passcode))
         XCTAssertEqual(conversation.transcript, [
-            "INFO: Touch the fingerprint reader to authenticate for sudo",
+            Self.touchRequest,
             "ERROR: Fingerprint not recognised. 2 tries left.",
             "ERROR: Fingerprint not recognised. 1 try left.",
             "ERROR: Fingerprint not recognised.",
-            "PROMPT: biounlock PIN for sudo (Enter alone for your password): ",
+            Self.typePrompt,
         ])
         XCTAssertEqual(store.users["alice"]?.biometricFailures, 0, "a passcode success clears the finger counter")
     }
 
-    func testWrongFingersThenWrongPasscodeIsDeniedAndCounted() {
+    /// A wrong passcode is counted, shown nothing, and handed on: the password module decides
+    /// whether it was the Unix password (sshd's password mode and lockers answer every prompt with it).
+    func testAWrongPasscodeIsCountedAndHandedOnToThePassword() {
         conversation.replies = [Self.secret("0000")]
-        XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch, .noMatch])).outcome, .denied)
+        let decision = run(ScriptedSensor([.noMatch, .noMatch, .noMatch]))
+        XCTAssertEqual(decision, Decision(.unavailable, .wrongPasscode, method: .passcode))
         XCTAssertEqual(store.users["alice"]?.biometricFailures, 3)
         XCTAssertEqual(store.users["alice"]?.passcodeFailures, 1)
-        XCTAssertEqual(conversation.transcript.last, "ERROR: Wrong passcode.")
+        XCTAssertEqual(conversation.transcript.last, Self.typePrompt, "no 'wrong passcode': the caller reports the final failure")
+        XCTAssertEqual(conversation.handedOver, ["0000"])
+        XCTAssertTrue(PasswordWitness.handsOnToPassword(decision), "a Unix-password success clears the count (setcred)")
+    }
+
+    /// Text that cannot be the user's passcode (letters for a PIN, a broken pattern) is the Unix
+    /// password: handed on at once, no Argon2id, not counted.
+    func testTextThatCannotBeThePasscodeIsHandedOnUncounted() {
+        for typed in ["alice-unix-Pw-7", "123", "12 34"] {
+            conversation.replies = [Self.secret(typed)]
+            XCTAssertEqual(run(ScriptedSensor([.timedOut])), Decision(.unavailable, .passwordHandedOver, method: .password), typed)
+        }
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 0)
+        XCTAssertEqual(conversation.handedOver, ["alice-unix-Pw-7", "123", "12 34"])
+    }
+
+    /// The one-secret callers: the Unix password given to the first prompt goes on to pam_unix.
+    func testThePasswordGivenToTheFirstPromptIsHandedOn() {
+        conversation.replies = [Self.secret("alice-unix-Pw-7")]
+        XCTAssertEqual(run(ScriptedSensor([.interrupted])), Decision(.unavailable, .passwordHandedOver, method: .password))
+        XCTAssertEqual(conversation.transcript, [Self.touchRequest, Self.dialogPrompt])
+        XCTAssertEqual(conversation.handedOver, ["alice-unix-Pw-7"])
     }
 
     func testMaxTriesUnderBiometricsPolicy() {
@@ -157,6 +195,7 @@ final class PolicyChainTests: XCTestCase {
         conversation.replies = [Self.secret("2468")]
         let sensor = ScriptedSensor([.match(.rightIndex)])
         XCTAssertEqual(run(sensor).outcome, .success(.passcode))
+        XCTAssertEqual(conversation.transcript, ["ERROR: No fingerprint enrolled.", Self.typePrompt])
         XCTAssertEqual(sensor.verifyCalls, 0)
         options.policy = .biometrics
         XCTAssertEqual(run(sensor).outcome, .unavailable)
@@ -166,21 +205,22 @@ final class PolicyChainTests: XCTestCase {
         store.users["alice"]?.templates[0].sensor = .libfprint
         options.policy = .biometrics
         let decision = run(ScriptedSensor([.match(.rightIndex)]))
-        XCTAssertEqual(decision, Decision(.unavailable, .nothingEnrolled, method: .fingerprint))
+        XCTAssertEqual(decision, Decision(.unavailable, .nothingEnrolled))
     }
 
     func testNoPasscodeSetFallsToThePassword() {
         store.users["alice"]?.passcode = nil
         XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch, .noMatch])).outcome, .unavailable)
-        XCTAssertFalse(conversation.transcript.contains { $0.hasPrefix("PROMPT") })
+        XCTAssertFalse(conversation.transcript.contains { $0.hasPrefix("PROMPT") }, "nothing biounlock could take: pam_unix asks")
     }
 
     func testConversationFailureIsNeverSuccess() {
         conversation.replies = [.failed]
         XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .conversationFailed)
         conversation.replies = [.tooLong]
-        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .denied)
-        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 1)
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])), Decision(.unavailable, .passcodeTooLong))
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 0, "longer than any passcode: not a guess")
+        XCTAssertEqual(conversation.handedOver, [])
     }
 
     func testCorruptStoredHashIsUnavailableNotSuccess() {
@@ -192,13 +232,13 @@ final class PolicyChainTests: XCTestCase {
 
     func testSilentSuppressesNoticesButNotTheExchange() {
         conversation.replies = [Self.secret("0000")]
-        XCTAssertEqual(run(ScriptedSensor([.noMatch, .retry(.tooShort), .unavailable(SensorUnavailable("gone"))]), silent: true).outcome, .denied)
+        XCTAssertEqual(run(ScriptedSensor([.noMatch, .retry(.tooShort), .unavailable(SensorUnavailable("gone"))]), silent: true).outcome, .unavailable)
         XCTAssertEqual(conversation.transcript, [
-            "INFO: Touch the fingerprint reader to authenticate for sudo",
+            Self.touchRequest,
             "ERROR: Fingerprint not recognised. 2 tries left.",
             "INFO: Try again: the touch was too short.",
-            "PROMPT: biounlock PIN for sudo (Enter alone for your password): ",
-        ], "no 'reader not available', no 'wrong passcode' under PAM_SILENT")
+            Self.typePrompt,
+        ], "no 'reader not available' under PAM_SILENT")
     }
 
     func testAFailedMatchThatCannotBeCountedStopsTheFingerStep() {
@@ -220,9 +260,11 @@ final class PolicyChainTests: XCTestCase {
         store.users["alice"]?.passcodeFailures = 2 // another attempt counted meanwhile: locked now
         let chain = PolicyChain(options: options, conversation: conversation, logger: logger, sensors: ScriptedSensors(sensor: nil),
                                 openStore: { .success(self.store) }, clock: clock)
-        let decision = chain.checkPasscode(Secret(bytes: Array("2468".utf8))!, user: stale, request: AuthRequest(user: "alice", service: "sudo"), store: store)
-        XCTAssertEqual(decision, Decision(.denied, .passcodeLocked, method: .passcode), "even the right PIN is not checked")
+        let decision = chain.decideTyped(Secret(bytes: Array("2468".utf8))!, user: stale, passcodeLocked: false,
+                                         request: AuthRequest(user: "alice", service: "sudo"), store: store)
+        XCTAssertEqual(decision, Decision(.unavailable, .passcodeLocked, method: .passcode), "even the right PIN is not checked")
         XCTAssertEqual(store.users["alice"]?.passcodeFailures, 2, "a refused attempt is not counted")
+        XCTAssertEqual(conversation.transcript, ["ERROR: PIN locked for 1 min: use your password."])
     }
 
     /// Every passcode attempt is counted before it is checked: one that cannot be counted would be
@@ -236,7 +278,7 @@ final class PolicyChainTests: XCTestCase {
             XCTAssertEqual(decision.reason, .storeUnavailable)
         }
         XCTAssertTrue(logger.text.contains("cannot count the passcode attempt of alice"), logger.text)
-        XCTAssertFalse(conversation.transcript.contains("ERROR: Wrong passcode."))
+        XCTAssertFalse(store.events.contains { $0.outcome == "success" })
     }
 
     func testAMatchThatCannotBeRecordedStillSucceeds() {
@@ -255,6 +297,38 @@ final class PolicyChainTests: XCTestCase {
     }
 }
 
+/// Callers without a terminal: the touch request for touch_first seconds, then a prompt behind
+/// which the reader keeps waiting.
+extension PolicyChainTests {
+    func testTheReaderKeepsWaitingBehindThePromptAndEnterAloneWaitsForIt() {
+        conversation.replies = [.empty]
+        let sensor = ScriptedSensor([.interrupted, .noMatch, .match(.rightIndex)])
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
+        XCTAssertEqual(conversation.transcript, [Self.touchRequest, Self.dialogPrompt, "ERROR: Fingerprint not recognised. 2 tries left."])
+        XCTAssertEqual(sensor.waits, ["window", "reader", "reader"], "after Enter alone: until the reader's own deadline")
+    }
+
+    func testOnceTheReaderGaveUpThePromptTakesThePasscodeOrThePassword() {
+        conversation.replies = [.empty, Self.secret("2468")]
+        XCTAssertEqual(run(ScriptedSensor([.interrupted, .timedOut])).outcome, .success(.passcode))
+        XCTAssertEqual(conversation.transcript, [Self.touchRequest, Self.dialogPrompt, "INFO: No touch in time.", Self.typePrompt])
+        conversation = ScriptedConversation([.empty, .empty])
+        XCTAssertEqual(run(ScriptedSensor([.interrupted, .timedOut])), Decision(.unavailable, .timedOut, method: .fingerprint),
+                       "Enter alone once the reader is done: the password")
+    }
+
+    func testTouchFirstZeroPutsThePromptUpAtOnce() {
+        options.touchFirstSeconds = 0
+        conversation.replies = [.empty]
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
+        XCTAssertEqual(conversation.transcript, [Self.dialogPrompt], "no touch request first: the prompt says it")
+        XCTAssertEqual(sensor.waits, ["reader"])
+        conversation.replies = [Self.secret("alice-unix-Pw-7")]
+        XCTAssertEqual(run(ScriptedSensor([])), Decision(.unavailable, .passwordHandedOver, method: .password), "what i3lock answers goes on to pam_unix")
+    }
+}
+
 /// The LocalAuthentication rules: lockouts, passcode required, context checks.
 extension PolicyChainTests {
     func testBiometricLockoutAcrossTransactionsGoesStraightToThePasscode() {
@@ -265,7 +339,7 @@ extension PolicyChainTests {
         let second = ScriptedSensor([.noMatch, .noMatch, .match(.rightIndex)])
         XCTAssertEqual(run(second).outcome, .unavailable, "locked at the 5th failure, mid-transaction")
         XCTAssertEqual(second.verifyCalls, 2)
-        XCTAssertTrue(conversation.transcript.contains("ERROR: Fingerprint locked after too many failed attempts: use your passcode."))
+        XCTAssertTrue(conversation.transcript.contains("ERROR: Fingerprint locked after too many failed attempts: use your PIN or your password."))
 
         conversation = ScriptedConversation([Self.secret("2468")])
         let third = ScriptedSensor([.match(.rightIndex)])
@@ -279,29 +353,54 @@ extension PolicyChainTests {
         options.policy = .biometrics
         store.users["alice"]?.biometricFailures = 5
         store.users["alice"]?.biometricFailureAt = clock.seconds - 60
-        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])), Decision(.unavailable, .biometricsLocked, method: .fingerprint))
-        XCTAssertTrue(conversation.transcript.contains("ERROR: Fingerprint locked after too many failed attempts: try again in 14 min or use your password."))
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])), Decision(.unavailable, .biometricsLocked))
+        XCTAssertTrue(conversation.transcript.contains("ERROR: Fingerprint locked for 14 min after too many failed attempts: use your password."))
         clock.seconds += 15 * 60
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint))
     }
 
-    func testPasscodeLockoutRunsNoArgon2AndSaysHowLong() {
+    /// A passcode lockout takes away the passcode only: the finger and the password still work,
+    /// the user is told how long, and what is typed goes to the password without being checked.
+    func testAPasscodeLockoutLeavesTheFingerAndThePassword() {
         store.users["alice"]?.passcodeFailures = 5
         store.users["alice"]?.passcodeFailureAt = clock.seconds - 10
-        conversation.replies = [Self.secret("2468")]
-        let sensor = ScriptedSensor([.match(.rightIndex)])
-        XCTAssertEqual(run(sensor), Decision(.denied, .passcodeLocked, method: .passcode))
-        XCTAssertEqual(conversation.transcript, ["ERROR: Too many wrong passcodes: try again in 50 s."])
-        XCTAssertEqual(sensor.verifyCalls, 0)
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint))
+        XCTAssertEqual(conversation.transcript, ["ERROR: PIN locked for 50 s: use your finger or your password.", Self.touchRequest])
+
+        conversation = ScriptedConversation([Self.secret("2468")])
+        XCTAssertEqual(run(ScriptedSensor([.interrupted])), Decision(.unavailable, .passcodeLocked, method: .passcode),
+                       "even the right PIN is not checked while locked")
+        XCTAssertEqual(conversation.transcript.last, "PROMPT: Password for sudo, or Enter to use the reader: ")
+        XCTAssertEqual(conversation.handedOver, ["2468"])
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 5, "nor counted")
+
+        conversation = ScriptedConversation()
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])), Decision(.unavailable, .timedOut, method: .fingerprint),
+                       "nothing biounlock can take once the reader gave up: pam_unix asks, no prompt of ours")
+        XCTAssertFalse(conversation.transcript.contains { $0.hasPrefix("PROMPT") })
+
         clock.seconds += 50
-        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
+        conversation = ScriptedConversation([Self.secret("2468")])
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .success(.passcode), "the wait is over")
+    }
+
+    func testBothLockedGoesStraightToThePassword() {
+        store.users["alice"]?.passcodeFailures = 5
+        store.users["alice"]?.passcodeFailureAt = clock.seconds
+        store.users["alice"]?.biometricFailures = 5
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(sensor), Decision(.unavailable, .passcodeLocked))
+        XCTAssertEqual(conversation.transcript, ["ERROR: Fingerprint locked after too many failed attempts: use your password.",
+                                                 "ERROR: PIN locked for 1 min: use your password."])
+        XCTAssertEqual(sensor.verifyCalls, 0)
     }
 
     func testWrongPasscodesEscalate() {
         for attempt in 1...6 {
             conversation = ScriptedConversation([Self.secret("0000")])
-            let decision = run(ScriptedSensor([.timedOut]))
+            let decision = run(ScriptedSensor([.interrupted]))
             XCTAssertEqual(decision.reason, attempt == 6 ? .passcodeLocked : .wrongPasscode, "attempt \(attempt)")
+            XCTAssertEqual(decision.outcome, .unavailable, "attempt \(attempt): handed on to the password")
         }
         XCTAssertEqual(store.users["alice"]?.passcodeFailures, 5, "refused attempts are not counted")
     }
@@ -312,11 +411,11 @@ extension PolicyChainTests {
         let sensor = ScriptedSensor([.match(.rightIndex)])
         XCTAssertEqual(run(sensor).outcome, .success(.passcode))
         XCTAssertEqual(sensor.verifyCalls, 0)
-        XCTAssertEqual(conversation.transcript.first, "INFO: Passcode required: enter it once before using your finger.")
+        XCTAssertEqual(conversation.transcript, ["INFO: PIN required: enter it once before using your finger.", Self.typePrompt])
         XCTAssertEqual(run(sensor).outcome, .success(.fingerprint), "satisfied until the next boot")
         bootID = "boot-2"
         conversation.replies = [.empty]
-        XCTAssertEqual(run(sensor), Decision(.unavailable, .passcodeDeclined, method: .passcode))
+        XCTAssertEqual(run(sensor), Decision(.unavailable, .passcodeDeclined))
     }
 
     func testPasscodeRequiredAfterEnrolmentChangeUnderBiometricsPolicyIsUnavailable() {
@@ -326,26 +425,38 @@ extension PolicyChainTests {
         store.users["alice"]?.passcodeEnrolmentVersion = 1
         store.users["alice"]?.passcodeSuccessAt = clock.seconds - 60
         let decision = run(ScriptedSensor([.match(.rightIndex)]))
-        XCTAssertEqual(decision, Decision(.unavailable, .passcodeRequiredAfterEnrolment, method: .fingerprint))
+        XCTAssertEqual(decision, Decision(.unavailable, .passcodeRequiredAfterEnrolment))
         XCTAssertEqual(conversation.transcript, ["INFO: Password required: the enrolled fingers have changed."])
         XCTAssertTrue(PasswordWitness.handsOnToPassword(decision))
         PasswordWitness.recordPasswordSuccess(user: "alice", store: store, logger: logger, clock: clock, bootID: "boot-1")
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint), "the password satisfied the rule")
     }
 
-    func testRemoteSessionsAndClosedLidsSkipTheFinger() {
+    func testRemoteSessionsAreLeftAloneByDefault() {
+        facts = SessionFacts(remote: "PAM_TTY=ssh")
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(sensor), Decision(.ignore, .remoteSession))
+        XCTAssertEqual(run(sensor, user: "mallory"), Decision(.ignore, .remoteSession), "before the name is even looked up")
+        XCTAssertEqual(conversation.transcript, [], "no prompt, no message")
+        XCTAssertEqual(store.events, [], "no audit row")
+        XCTAssertEqual(sensor.verifyCalls, 0)
+        XCTAssertEqual(store.loads, 0, "not even read")
+    }
+
+    func testRemotePasscodeAndAllowAndClosedLids() {
         facts = SessionFacts(remote: "SSH_CONNECTION")
+        options.remote = .passcode
         conversation.replies = [Self.secret("2468")]
         let sensor = ScriptedSensor([.match(.rightIndex)])
         XCTAssertEqual(run(sensor).outcome, .success(.passcode))
         XCTAssertEqual(sensor.verifyCalls, 0)
-        XCTAssertEqual(conversation.transcript.first, "INFO: Fingerprint skipped: remote session.")
+        XCTAssertEqual(conversation.transcript, ["INFO: Fingerprint skipped: remote session.", Self.typePrompt])
         options.remote = .allow
         XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
 
         facts = SessionFacts(lidClosed: true)
         options.policy = .biometrics
-        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])), Decision(.unavailable, .lidClosed, method: .fingerprint))
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])), Decision(.unavailable, .lidClosed))
         options.lid = .ignore
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint))
     }
@@ -355,9 +466,12 @@ extension PolicyChainTests {
         store.users["alice"]?.passcode = StoredPasscode(hash: hash, kind: .pattern)
         conversation.replies = [Self.secret("1369")]
         XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .success(.passcode))
-        XCTAssertTrue(conversation.transcript.contains("PROMPT: biounlock pattern (digits 1-9) for sudo (Enter alone for your password): "))
+        XCTAssertTrue(conversation.transcript.contains("PROMPT: Pattern or password for sudo: "))
         conversation.replies = [Self.secret("1231")]
-        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .denied)
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])), Decision(.unavailable, .passwordHandedOver, method: .password), "not a pattern: not counted")
+        conversation.replies = [Self.secret("3214")]
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])), Decision(.unavailable, .wrongPasscode, method: .passcode))
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 1)
     }
 
     func testReasonSetsTheTouchPrompt() {
@@ -396,7 +510,7 @@ final class TypeOrTouchTests: XCTestCase {
         let terminal = ScriptedTerminal([])
         let sensor = ScriptedSensor([.match(.rightIndex)])
         XCTAssertEqual(run(sensor, terminal).outcome, .success(.fingerprint))
-        XCTAssertEqual(terminal.transcript, ["PROMPT: Touch the reader or type your PIN for sudo: "])
+        XCTAssertEqual(terminal.transcript, ["PROMPT: PIN or password for sudo, or touch the reader: "])
         XCTAssertEqual(terminal.finished, [false], "the terminal is restored")
         XCTAssertEqual(conversation.transcript, [], "nothing through the conversation")
         XCTAssertEqual(sensor.closed, 1)
@@ -413,25 +527,36 @@ final class TypeOrTouchTests: XCTestCase {
 
     func testEnterAloneMovesOnAtOnce() {
         let terminal = ScriptedTerminal([.empty])
-        XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal), Decision(.unavailable, .passcodeDeclined))
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal), Decision(.unavailable, .passcodeDeclined, method: .fingerprint))
     }
 
     func testWrongFingersThenTypedPasscodeOnTheSamePrompt() {
         let terminal = ScriptedTerminal([Self.line("2468")])
         let sensor = ScriptedSensor([.noMatch, .noMatch, .noMatch, .match(.rightIndex)])
         XCTAssertEqual(run(sensor, terminal).outcome, .success(.passcode))
-        XCTAssertEqual(terminal.transcript, ["PROMPT: Touch the reader or type your PIN for sudo: ",
+        XCTAssertEqual(terminal.transcript, ["PROMPT: PIN or password for sudo, or touch the reader: ",
                                              "MSG: Fingerprint not recognised. 2 tries left.",
                                              "MSG: Fingerprint not recognised. 1 try left.",
-                                             "PROMPT NOW: Type your PIN for sudo (Enter alone for your password): ",
+                                             "PROMPT NOW: PIN or password for sudo: ",
                                              "MSG: Fingerprint not recognised."])
         XCTAssertEqual(sensor.verifyCalls, 3, "released after max_tries; the prompt kept taking keys")
         XCTAssertEqual(store.users["alice"]?.biometricFailures, 0)
     }
 
-    func testWrongTypedPasscodeIsDenied() {
-        XCTAssertEqual(run(ScriptedSensor([.interrupted]), ScriptedTerminal([Self.line("1111")])).outcome, .denied)
+    func testAWrongTypedPasscodeIsCountedAndHandedOn() {
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), ScriptedTerminal([Self.line("1111")])),
+                       Decision(.unavailable, .wrongPasscode, method: .passcode))
         XCTAssertEqual(store.users["alice"]?.passcodeFailures, 1)
+        XCTAssertEqual(conversation.handedOver, ["1111"])
+    }
+
+    /// The Unix password typed by habit at the type-or-touch prompt: pam_unix takes it.
+    func testTheUnixPasswordTypedByHabitIsHandedOnUncounted() {
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), ScriptedTerminal([Self.line("alice-unix-Pw-7")])),
+                       Decision(.unavailable, .passwordHandedOver, method: .password))
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 0)
+        XCTAssertEqual(conversation.handedOver, ["alice-unix-Pw-7"])
+        XCTAssertEqual(conversation.transcript, [], "no second prompt, no message")
     }
 
     func testTimeoutKeepsThePromptForTyping() {
@@ -443,14 +568,20 @@ final class TypeOrTouchTests: XCTestCase {
         options.policy = .biometrics
         let terminal = ScriptedTerminal([Self.line("unix-password")])
         XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal), Decision(.unavailable, .passwordHandedOver, method: .password))
-        XCTAssertEqual(terminal.transcript.first, "PROMPT: Touch the reader or type your password for sudo: ")
+        XCTAssertEqual(terminal.transcript.first, "PROMPT: Password for sudo, or touch the reader: ")
         XCTAssertEqual(conversation.handedOver, ["unix-password"])
     }
 
-    func testCtrlCCancelsAndRestoresTheTerminal() {
+    /// Ctrl-C restores the terminal, writes the attempt's audit row, and only then delivers the
+    /// SIGINT (which ends sudo or su before they could return to the module).
+    func testCtrlCCancelsRestoresTheTerminalAndSignalsAfterTheAuditRow() {
         let terminal = ScriptedTerminal([.cancelled])
+        var rowsWhenSignalled: [String] = []
+        terminal.onInterrupt = { rowsWhenSignalled = self.store.events.map(\.reason) }
         XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal), Decision(.conversationFailed, .cancelled))
         XCTAssertEqual(terminal.finished, [true])
+        XCTAssertEqual(terminal.interruptsDelivered, 1)
+        XCTAssertEqual(rowsWhenSignalled, ["cancelled"])
     }
 
     func testSequentialWhenNoTerminalOrWhenAskedTo() {

@@ -158,45 +158,53 @@ three_wrong="$WRONG $WRONG $WRONG"
 
 # The first authentication after enrolling needs the passcode (require_passcode): no touch.
 run_as sudo sudo-first - "$PIN" -
-check "sudo: the first time after enrolling the PIN is required ('Passcode required: enter it once before using your finger.'), no touch asked" \
-    eval '[ "$(rc sudo-first)" = 0 ] && saw sudo-first "Passcode required: enter it once before using your finger." && not_saw sudo-first "Touch the"' \
+check "sudo: the first time after enrolling the PIN is required ('PIN required: enter it once before using your finger.'), no touch asked" \
+    eval '[ "$(rc sudo-first)" = 0 ] && saw sudo-first "PIN required: enter it once before using your finger." && not_saw sudo-first "Touch the"' \
     -- $(files sudo-first)
 
-# Round 1, the default prompt (type or touch): one prompt on the terminal takes a touch or a PIN.
+# no_unix_prompt NAME: pam_unix (or sudo for it) never asked for the Unix password.
+no_unix_prompt() { not_saw "$1" "Password:" && not_saw "$1" "password for $ALICE"; }
+
+# Round 1, the default prompt (type or touch): one prompt on the terminal takes a touch, the PIN
+# or the Unix password.
 for p in login su sudo; do
     run_as $p $p-touch "$FINGER" - -
-    check "$p, type or touch: at 'Touch the reader or type your PIN for $p: ' a touch of the enrolled finger logs $ALICE in (no PIN, no password)" \
-        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "Touch the reader or type your PIN for $p: " && not_saw $p-touch "Type your" && not_saw $p-touch "assword"' \
+    check "$p, type or touch: at 'PIN or password for $p, or touch the reader: ' a touch of the enrolled finger logs $ALICE in (no PIN, no password)" \
+        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "PIN or password for $p, or touch the reader: " && not_saw $p-touch "PIN or password for $p: " && no_unix_prompt $p-touch' \
         -- $(files $p-touch)
     run_as $p $p-pin "$three_wrong" "$PIN" -
-    check "$p, type or touch: 3 wrong fingers, then at 'Type your PIN for $p (Enter alone for your password): ' the PIN logs $ALICE in" \
-        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "Type your PIN for $p (Enter alone for your password): " && not_saw $p-pin "assword:"' \
+    check "$p, type or touch: 3 wrong fingers, then at 'PIN or password for $p: ' the PIN logs $ALICE in" \
+        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "PIN or password for $p: " && no_unix_prompt $p-pin' \
         -- $(files $p-pin)
+    run_as $p $p-habit - "$ALICE_PW" -
+    check "$p, type or touch: the Unix password typed at biounlock's prompt logs $ALICE in, typed once (pam_unix try_first_pass)" \
+        eval '[ "$(rc $p-habit)" = 0 ] && no_unix_prompt $p-habit' -- $(files $p-habit)
 done
 run_as sudo sudo-typed - "$PIN" -
 check "sudo, type or touch: the PIN typed at once, with no touch, lets $ALICE in" \
-    eval '[ "$(rc sudo-typed)" = 0 ] && saw sudo-typed "Touch the reader or type your PIN for sudo: " && not_saw sudo-typed "Fingerprint not recognised" && not_saw sudo-typed "assword"' \
+    eval '[ "$(rc sudo-typed)" = 0 ] && saw sudo-typed "PIN or password for sudo, or touch the reader: " && not_saw sudo-typed "Fingerprint not recognised" && no_unix_prompt sudo-typed' \
     -- $(files sudo-typed)
 run_as sudo sudo-enter "$three_wrong" ENTER "$ALICE_PW"
 check "sudo, type or touch: Enter alone after 3 wrong fingers falls through to the Unix password, which works" \
-    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "Type your PIN for sudo" && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
+    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "PIN or password for sudo: " && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
 # Failed matches add up across services (bio_lockout): start the next ones from zero.
 biounlock reset "$ALICE" >"$out/reset.log" 2>&1
 check "biounlock reset $ALICE clears the failure counters" test $? -eq 0 -- "$out/reset.log"
 run_as su su-wrongpin "$three_wrong" 0000 -
-check "su: a wrong PIN fails the attempt ('Wrong passcode', su: Authentication failure) without asking for the password" \
-    eval '[ "$(rc su-wrongpin)" = 6 ] && saw su-wrongpin "Wrong passcode" && not_saw su-wrongpin "Password:"' -- $(files su-wrongpin)
+check "su: a wrong PIN is handed on to pam_unix, which refuses it (su: Authentication failure); no 'Wrong passcode', no second prompt" \
+    eval '[ "$(rc su-wrongpin)" = 6 ] && not_saw su-wrongpin "Wrong passcode" && no_unix_prompt su-wrongpin' -- $(files su-wrongpin)
 
-# Round 2, prompt = sequential: the touch request, then (after wrong fingers) the PIN prompt.
+# Round 2, prompt = sequential (the flow of callers without a terminal): the touch request, the
+# reader alone for touch_first seconds, then the prompt with the reader still waiting behind it.
 set_prompt sequential
 for p in login su sudo; do
     run_as $p $p-seq-touch "$FINGER" - -
     check "$p, sequential: 'Touch the fingerprint reader to authenticate for $p' and a touch of the enrolled finger log $ALICE in" \
-        eval '[ "$(rc $p-seq-touch)" = 0 ] && saw $p-seq-touch "Touch the fingerprint reader to authenticate for $p" && not_saw $p-seq-touch "PIN for" && not_saw $p-seq-touch "assword"' \
+        eval '[ "$(rc $p-seq-touch)" = 0 ] && saw $p-seq-touch "Touch the fingerprint reader to authenticate for $p" && no_unix_prompt $p-seq-touch' \
         -- $(files $p-seq-touch)
     run_as $p $p-seq-pin "$three_wrong" "$PIN" -
-    check "$p, sequential: 3 wrong fingers, then at 'biounlock PIN for $p (Enter alone for your password): ' the PIN logs $ALICE in" \
-        eval '[ "$(rc $p-seq-pin)" = 0 ] && saw $p-seq-pin "Fingerprint not recognised" && saw $p-seq-pin "biounlock PIN for $p (Enter alone for your password): " && not_saw $p-seq-pin "assword:"' \
+    check "$p, sequential: 3 wrong fingers, then at 'PIN or password for $p: ' the PIN logs $ALICE in" \
+        eval '[ "$(rc $p-seq-pin)" = 0 ] && saw $p-seq-pin "Fingerprint not recognised" && saw $p-seq-pin "PIN or password for $p: " && no_unix_prompt $p-seq-pin' \
         -- $(files $p-seq-pin)
 done
 set_prompt concurrent
@@ -207,7 +215,7 @@ check "setup: biounlock disable $ALICE" test $? -eq 0 -- "$out/disable.log"
 for p in login su sudo; do
     run_as $p $p-off - - "$ALICE_PW"
     check "$p: with biometric unlock disabled, no touch prompt and the Unix password logs $ALICE in" \
-        eval '[ "$(rc $p-off)" = 0 ] && not_saw $p-off "Touch the" && not_saw $p-off "PIN for" && saw $p-off "assword"' \
+        eval '[ "$(rc $p-off)" = 0 ] && not_saw $p-off "Touch the" && not_saw $p-off "or password for" && saw $p-off "assword"' \
         -- $(files $p-off)
 done
 

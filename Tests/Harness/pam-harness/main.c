@@ -3,7 +3,7 @@
  * load the built pam_biounlock.so exactly as sudo would, without touching /etc/pam.d.
  *
  *   pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]
- *               [--rhost HOST] [--tty TTY] [--env NAME=VALUE]...
+ *               [--rhost HOST] [--tty TTY] [--ruser USER] [--setcred-user USER] [--env NAME=VALUE]...
  *               [--syslog] [--count-argon2] [--close-std] [--fail-messages]
  *               [--host-check] [--cycles N] [--auth-count N] [--no-auth] [--fork] [--time]
  *
@@ -22,6 +22,8 @@
  * "PROBE: user=<PAM_USER> authtok=set|unset", read inside the module stack, where libpam lets
  * PAM_AUTHTOK be read.
  * The last line is "RESULT <code> <NAME>"; with --setcred also "SETCRED <code> <NAME>".
+ * --ruser sets PAM_RUSER before authenticating; --setcred-user sets PAM_USER before pam_setcred
+ * (sudo authenticates the invoking user, then makes PAM_USER the target user).
  *
  * Test options:
  *   --syslog        print what the module logs (pam_syslog) as "SYSLOG: <text>" instead of
@@ -395,7 +397,7 @@ static void report_maps(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL;
+    const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL, *ruser = NULL, *setcred_user = NULL;
     const char *env[16];
     int env_count = 0;
     int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0, timed = 0;
@@ -410,6 +412,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--silent") == 0) flags |= PAM_SILENT;
         else if (strcmp(argv[i], "--setcred") == 0) setcred = 1;
         else if (strcmp(argv[i], "--rhost") == 0 && i + 1 < argc) rhost = argv[++i];
+        else if (strcmp(argv[i], "--ruser") == 0 && i + 1 < argc) ruser = argv[++i];
+        else if (strcmp(argv[i], "--setcred-user") == 0 && i + 1 < argc) setcred_user = argv[++i];
         else if (strcmp(argv[i], "--tty") == 0 && i + 1 < argc) tty = argv[++i];
         else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc && env_count < 16) env[env_count++] = argv[++i];
         else if (strcmp(argv[i], "--syslog") == 0) capture_syslog = 1;
@@ -469,6 +473,7 @@ int main(int argc, char **argv) {
         current = pamh;
         if (rhost) pam_set_item(pamh, PAM_RHOST, rhost);
         if (tty) pam_set_item(pamh, PAM_TTY, tty);
+        if (ruser) pam_set_item(pamh, PAM_RUSER, ruser);
         for (int i = 0; i < env_count; i++) pam_putenv(pamh, env[i]);
         rc = PAM_ABORT;
         for (int a = 0; a < auth_count; a++) {
@@ -482,6 +487,7 @@ int main(int argc, char **argv) {
         }
         if (auth_count > 0) counts[rc & 63]++;
         if (setcred) {
+            if (setcred_user) pam_set_item(pamh, PAM_USER, setcred_user);
             int cr = pam_setcred(pamh, PAM_ESTABLISH_CRED);
             say("SETCRED %d %s\n", cr, code_name(cr));
         }
