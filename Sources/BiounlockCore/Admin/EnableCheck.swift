@@ -1,4 +1,4 @@
-/// What `biounlock enable` checks before turning biometric unlock on, like the seed's settings
+/// What `biounlock enable` checks before turning biometric unlock on, like LocalAuthentication's settings
 /// toggle that first asks canEvaluatePolicy: the toggle stays off and the admin is told the
 /// exact command that fixes each gap.
 public enum EnableCheck {

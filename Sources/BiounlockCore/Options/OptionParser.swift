@@ -1,5 +1,5 @@
 /// A problem found while reading options. Never fatal: the module logs it and carries on
-/// with the default for that key (an unknown key is ignored, as PRODUCT.md requires).
+/// with the default for that key (an unknown key is ignored: docs/DESIGN.md).
 public struct OptionDiagnostic: Equatable, Sendable, CustomStringConvertible {
     public enum Kind: Equatable, Sendable {
         case unknownKey(String)

@@ -1,4 +1,4 @@
-/// Which credentials the chain may use (PRODUCT.md maps these to LocalAuthentication's policies).
+/// Which credentials the chain may use (docs/DESIGN.md maps these to LocalAuthentication's policies).
 public enum Policy: String, CaseIterable, Sendable {
     /// Finger first, biounlock's own passcode as the fallback (deviceOwnerAuthentication).
     case biometricsOrPasscode = "biometrics-or-passcode"

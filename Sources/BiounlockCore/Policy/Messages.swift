@@ -1,4 +1,5 @@
-/// Every text a user sees from the module, in one place (the seed's LAError table, on Linux).
+/// Every text a user sees from the module, in one place (LocalAuthentication's LAError table on
+/// Linux: docs/DESIGN.md, "Messages").
 /// Each names the service, or says what still works, so nobody approves something blind and
 /// nobody takes a lockout for a wrong password.
 ///

@@ -4,8 +4,8 @@
 ///     4 5 6
 ///     7 8 9
 ///
-/// A pattern is typed as the digits of the points it passes through. Rules (the seed's gesture
-/// lock): at least 4 points, no point twice, and a straight line that jumps over a point not yet
+/// A pattern is typed as the digits of the points it passes through. Rules (the gesture lock
+/// of docs/DESIGN.md): at least 4 points, no point twice, and a straight line that jumps over a point not yet
 /// used picks that point up (1->3 passes 2, 1->9 passes 5, 2->8 passes 5, 3->7 passes 5). The
 /// canonical path, with picked-up points written out, is what gets hashed: `1369` and `12369`
 /// are the same pattern.

@@ -42,7 +42,8 @@
  *   --no-auth       pam_start and pam_end only
  *   --fork          after authenticating, fork: the child runs pam_setcred and pam_end
  *                   (PAM_DATA_SILENT) and exits; prints "FORK: child exit STATUS"
- *   --time          print "TIME: MS" for each pam_authenticate (monotonic clock, milliseconds)
+ *   --time          print "TIME: MS" for each pam_authenticate (monotonic clock, milliseconds),
+ *                   and "PROMPT_AT: MS" when each hidden prompt comes (since pam_authenticate began)
  *   --check-host    after pam_end, print "HOST signals=unchanged|changed:N mask=unchanged|changed
  *                   children=none|running|zombie" (signal dispositions and mask compared with before
  *                   pam_start; children the module left behind) -- the libfprint helper's checks
@@ -189,6 +190,9 @@ static char *decode_answer(const char *answer) {
     return strdup(answer);
 }
 
+static int timed = 0;
+static struct timespec auth_started;
+
 static int conversation(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
     (void)data;
     struct pam_response *r = calloc((size_t)n, sizeof *r);
@@ -216,6 +220,11 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
         case PAM_ERROR_MSG: say("ERROR: %s\n", text); break;
         case PAM_PROMPT_ECHO_OFF:
         case PAM_PROMPT_ECHO_ON: {
+            if (timed) {
+                struct timespec now;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                say("PROMPT_AT: %.3f\n", (now.tv_sec - auth_started.tv_sec) * 1e3 + (now.tv_nsec - auth_started.tv_nsec) / 1e6);
+            }
             say("%s: %s\n", msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ? "PROMPT_OFF" : "PROMPT_ON", text);
             const char *answer = next_answer < answer_count ? answers[next_answer++] : NULL;
             if (answer && strcmp(answer, "@FAIL") == 0) { for (int j = 0; j < i; j++) free(r[j].resp); free(r); return PAM_CONV_ERR; }
@@ -400,7 +409,7 @@ int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL, *ruser = NULL, *setcred_user = NULL;
     const char *env[16];
     int env_count = 0;
-    int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0, timed = 0;
+    int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0;
     int check_host = 0;
     int maps = 0;
     const char *sigchld = NULL;
@@ -479,6 +488,7 @@ int main(int argc, char **argv) {
         for (int a = 0; a < auth_count; a++) {
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
+            auth_started = t0;
             rc = pam_authenticate(pamh, flags);
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if (timed) say("TIME: %.3f\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
