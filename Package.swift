@@ -3,7 +3,7 @@
 // biounlock: biometric-or-passcode authentication for Linux PAM.
 //
 // Layers, bottom to top (the tree under Sources/ follows them):
-//   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt)
+//   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt), CSystem (libc)
 //   core policy     BiounlockCore                     (options, policy chain, messages, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
 //   sensors         BiounlockSensors                  (simulated sensor; libfprint through the helper)
@@ -47,12 +47,14 @@ let package = Package(
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // libc's GNU extensions that the Glibc module hides (open-file-description locks).
+        .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "CFPrint", pkgConfig: "libfprint-2",
                        providers: [.apt(["libfprint-2-dev", "libglib2.0-dev"])]),
 
         // Core policy: no Foundation (it is linked into the PAM module).
         .target(name: "BiounlockCore", dependencies: ["CSodium"]),
-        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite"]),
+        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite", "CSystem"]),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
         .target(name: "BiounlockFprintProtocol"),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),

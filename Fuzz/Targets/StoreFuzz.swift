@@ -17,6 +17,7 @@ import Glibc
 let user = "daemon"
 let fingerID: [UInt8] = Array("daemon-right-index".utf8)
 let pin: [UInt8] = Array("2468".utf8)
+let userUID: UInt32 = Accounts.lookup(user)?.uid ?? 1
 
 /// A cursor over the input; reads past the end return zeros.
 struct Input {
@@ -68,6 +69,11 @@ func bindValue(_ stmt: OpaquePointer, _ index: Int32, _ input: inout Input, colu
     // Key columns mostly hold the user, so that loadUser finds the rows.
     if column == "name" || column == "user", input.byte() % 8 != 0 {
         _ = biounlock_sqlite3_bind_text(stmt, index, user, Int32(user.utf8.count))
+        return
+    }
+    // The row mostly belongs to the account (else the chain stops at AccountBinding).
+    if column == "uid", input.byte() % 4 != 0 {
+        sqlite3_bind_int64(stmt, index, Int64(userUID))
         return
     }
     switch input.byte() % 6 {
@@ -123,7 +129,7 @@ final class World {
     func remove() {
         for store in stores {
             sqlite3_close(store.db)
-            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(store.path + suffix) }
+            for suffix in ["", "-wal", "-shm", "-journal", "-lock"] { unlink(store.path + suffix) }
         }
         rmdir(dir)
     }

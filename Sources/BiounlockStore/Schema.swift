@@ -1,12 +1,26 @@
+import BiounlockCore
+
 /// The store's schema, as an ordered list of migrations. `PRAGMA user_version` holds how many
-/// have been applied; each runs in its own transaction with the version bump, so a crash
+/// have been applied; the pending ones run in one transaction with the version bump, so a crash
 /// (or kill -9) mid-migration leaves the previous version whole.
 ///
 /// Never edit a shipped migration: append a new one.
 enum Schema {
-    static let migrations: [String] = [
+    /// One step: SQL, then (for what SQL cannot do, such as asking NSS) Swift, in one transaction.
+    struct Migration: Sendable {
+        typealias Fill = @Sendable (_ connection: Connection, _ lookupAccount: (String) -> Account?) throws(StoreFailure) -> Void
+        let sql: String
+        let fill: Fill?
+
+        init(_ sql: String, fill: Fill? = nil) {
+            self.sql = sql
+            self.fill = fill
+        }
+    }
+
+    static let migrations: [Migration] = [
         // 1: users, their per-service overrides, enrolled templates and the audit log.
-        """
+        Migration("""
         CREATE TABLE users (
             name              TEXT PRIMARY KEY NOT NULL,
             enabled           INTEGER NOT NULL DEFAULT 0,
@@ -47,16 +61,29 @@ enum Schema {
         ) STRICT;
         CREATE INDEX events_by_time ON events(time);
         CREATE INDEX events_by_user ON events(user, time);
-        """,
+        """),
         // 2: lockout clocks and the passcode-required rules (boot, enrolment change, age).
-        """
+        Migration("""
         ALTER TABLE users ADD COLUMN bio_failure_at INTEGER;
         ALTER TABLE users ADD COLUMN passcode_failure_at INTEGER;
         ALTER TABLE users ADD COLUMN passcode_success_at INTEGER;
         ALTER TABLE users ADD COLUMN passcode_boot_id TEXT;
         ALTER TABLE users ADD COLUMN passcode_enrolment_version INTEGER;
         ALTER TABLE users ADD COLUMN enrolment_version INTEGER NOT NULL DEFAULT 0;
-        """,
+        """),
+        // 3: each user's row belongs to an account (its uid), not to a name that NSS may give to
+        // someone else after the account is deleted. Existing rows are bound to the uid their
+        // name has now; a name that is no account now stays unbound (NULL), which the module
+        // treats like a row of another account: not enabled, until `biounlock forget`.
+        Migration("""
+        ALTER TABLE users ADD COLUMN uid INTEGER;
+        """, fill: { connection, lookupAccount throws(StoreFailure) in
+            let names = try connection.prepare("SELECT name FROM users").rows { $0.text(0) }
+            for name in names {
+                guard let account = lookupAccount(name) else { continue }
+                try connection.prepare("UPDATE users SET uid = ? WHERE name = ?").bind([.int(Int64(account.uid)), .text(name)]).run()
+            }
+        }),
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -12,11 +12,14 @@ import BiounlockCore
 ///   "unavailable" (PAM_AUTHINFO_UNAVAIL), never success or ignore.
 /// - The CLI creates the directory 0700 and the file 0600 with O_EXCL before SQLite touches it, so
 ///   the caller's umask never decides the mode. SQLite gives -wal/-shm the database file's mode.
-/// - Waits for locks are bounded by the busy timeout; then the caller falls back.
+/// - Waits for locks are bounded: biounlock's writers queue on the lock file (LockFile, at most
+///   writeQueueWaitMilliseconds), SQLite's lock by the busy timeout; then the caller falls back.
+/// - An attempt that finds the passcode lockout reached waits for the user's attempts in flight
+///   (attemptPasscode), across processes, before it is refused.
 /// - Nobody waits on someone else's fsync: commits are synchronous=NORMAL (in the WAL, durable
 ///   against a crash of the process, not yet against power loss), and the one write that must
 ///   survive a power loss -- a failure count, made before the attempt is checked -- is synced by
-///   its writer after the write lock is released (syncCommits). With an fsync inside every
+///   its writer after the write lock is released (SyncTargets). With an fsync inside every
 ///   commit, 64 concurrent logins on two busy cores queued behind lock holders asleep in fsync
 ///   for more than the busy timeout (Tests/EndToEnd/load.sh).
 public final class Store: AuthStore {
@@ -27,11 +30,33 @@ public final class Store: AuthStore {
         case administer
     }
 
-    /// Longest wait for another writer before giving up (the module then falls back).
+    /// Longest wait for SQLite's write lock (held by a writer outside biounlock's queue, such as
+    /// the sqlite3 tool) before giving up (the module then falls back).
     public static let busyTimeoutMilliseconds: Int32 = 2000
+    /// Longest wait in biounlock's write queue. Longer than the busy timeout: a queue moves as fast
+    /// as its writers commit (a few ms each), and at 64 concurrent logins on two cores busy with
+    /// Argon2id the last in line can wait more than 2 s for a turn that is sure to come.
+    public static let writeQueueWaitMilliseconds: Int64 = 10_000
+    /// Longest wait, once the lockout is reached, for the user's attempts in flight, each running
+    /// one Argon2id check (about 0.1 s at the shipped cost on an idle core).
+    public static let passcodeLockWaitMilliseconds: Int64 = 20_000
 
     let connection: Connection
     public let path: String
+    /// The lock file's path: the store's, plus "-lock".
+    public var lockPath: String { path + "-lock" }
+    /// Opened on the first write (nil until then, or when it cannot be used).
+    private var lockFile: LockFile?
+    private var lockFileFailure: StoreFailure?
+    /// How deep in write() this connection is (nested writes join the outer transaction).
+    private var writeDepth = 0
+    /// Set once the queue did not move within its bound: later writes of this transaction use
+    /// SQLite's busy timeout alone, so the host waits for a stuck queue once, not once per write.
+    private var queueStuck = false
+    let clock: Clock = SystemClock()
+    /// The two bounds, per connection (tests shorten them).
+    var writeQueueWait = Store.writeQueueWaitMilliseconds
+    var passcodeLockWait = Store.passcodeLockWaitMilliseconds
 
     /// Audit retention: events older than `maxAgeSeconds` or beyond the newest `maxEvents` go.
     public struct Retention: Sendable {
@@ -46,12 +71,17 @@ public final class Store: AuthStore {
     static let pruneEvery: Int64 = 256
     public static let pruneBatch = 2000
 
-    private init(connection: Connection, path: String) {
+    /// How the CLI's writes (and the migration that binds old rows) find the account a new row
+    /// belongs to; NSS in production, injected in tests.
+    let lookupAccount: (String) -> Account?
+
+    private init(connection: Connection, path: String, lookupAccount: @escaping (String) -> Account?) {
         self.connection = connection
         self.path = path
+        self.lookupAccount = lookupAccount
     }
 
-    public static func open(path: String, mode: Mode) throws(StoreFailure) -> Store {
+    public static func open(path: String, mode: Mode, lookupAccount: @escaping (String) -> Account? = Accounts.lookup) throws(StoreFailure) -> Store {
         switch mode {
         case .authenticate:
             if let problem = trustProblem(path: path) { throw StoreFailure(problem.description) }
@@ -62,7 +92,7 @@ public final class Store: AuthStore {
         try check(sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds), "sqlite3_busy_timeout", connection.handle)
         try connection.execute("PRAGMA foreign_keys = ON")
         try connection.execute("PRAGMA synchronous = NORMAL") // see "Nobody waits on someone else's fsync" above
-        let store = Store(connection: connection, path: path)
+        let store = Store(connection: connection, path: path, lookupAccount: lookupAccount)
         let version = try store.schemaVersion()
         switch mode {
         case .authenticate:
@@ -74,6 +104,9 @@ public final class Store: AuthStore {
                 throw StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
             }
         case .administer:
+            // Made here for the module; a lock file that cannot be used (a read-only mount, one that
+            // is not root's) leaves the CLI working without the queue, and the module refuses it.
+            _ = try? store.openLockFile()
             try store.migrate(from: version)
         }
         return store
@@ -93,7 +126,7 @@ public final class Store: AuthStore {
     /// Why the module must not use the store at `path`, or nil when it may.
     public static func trustProblem(path: String) -> FileTrustProblem? {
         if let problem = TrustedFiles.checkFile(path) { return problem }
-        for suffix in ["-wal", "-shm", "-journal"] {
+        for suffix in ["-wal", "-shm", "-journal", "-lock"] {
             let side = path + suffix
             switch TrustedFiles.checkFile(side) {
             case nil, .missing?: continue
@@ -126,6 +159,7 @@ public final class Store: AuthStore {
     }
 
     func migrate(from version: Int) throws(StoreFailure) {
+        guard version >= 0 else { throw StoreFailure("\(path) has schema version \(version), which no biounlock writes") }
         guard version <= Schema.currentVersion else {
             throw StoreFailure("\(path) has schema version \(version), newer than this biounlock (\(Schema.currentVersion)); upgrade biounlock")
         }
@@ -133,13 +167,19 @@ public final class Store: AuthStore {
             // WAL lets authentications read while the CLI writes; persistent in the file.
             try connection.execute("PRAGMA journal_mode = WAL")
         }
-        for index in version..<Schema.currentVersion {
-            try connection.transaction { () throws(StoreFailure) in
-                // Re-read inside the write lock: another process may have migrated meanwhile.
-                guard try schemaVersion() == index else { return }
-                try connection.execute(Schema.migrations[index])
-                try connection.execute("PRAGMA user_version = \(index + 1)")
+        guard version < Schema.currentVersion else { return }
+        // Every pending step in one transaction: a kill (or a failing step) leaves the version the
+        // store had, or the current one, never one in between.
+        try write { () throws(StoreFailure) in
+            // Re-read inside the write lock: another process may have migrated meanwhile.
+            let found = try schemaVersion()
+            guard found < Schema.currentVersion else { return }
+            guard found >= 0 else { throw StoreFailure("\(path) has schema version \(found), which no biounlock writes") }
+            for migration in Schema.migrations[found...] {
+                try connection.execute(migration.sql)
+                try migration.fill?(connection, lookupAccount)
             }
+            try connection.execute("PRAGMA user_version = \(Schema.currentVersion)")
         }
     }
 
@@ -150,7 +190,7 @@ public final class Store: AuthStore {
             let users = try connection.prepare("""
                 SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure,
                        bio_failure_at, passcode_failure_at, passcode_success_at, passcode_boot_id,
-                       passcode_enrolment_version, enrolment_version
+                       passcode_enrolment_version, enrolment_version, uid
                 FROM users WHERE name = ?
                 """).bind([.text(name)])
             guard try users.step() else { return nil }
@@ -170,6 +210,8 @@ public final class Store: AuthStore {
             record.passcodeBootID = row.text(10)
             record.passcodeEnrolmentVersion = row.int(11)
             record.enrolmentVersion = row.int(12) ?? 0
+            // A value that is no uid (a damaged row) binds the row to no account.
+            record.uid = row.int(13).flatMap { UInt32(exactly: $0) }
 
             let overrides = try connection.prepare("SELECT service, enabled FROM service_overrides WHERE user = ?").bind([.text(name)])
             for (service, enabled) in try overrides.rows({ r -> (String, Bool)? in
@@ -200,104 +242,252 @@ public final class Store: AuthStore {
             """, user: user, time: time)
     }
 
-    public func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool {
-        // The lockout test is Lockouts.passcode, written in SQL so it is decided in the same
-        // statement that counts: wait n (1, 5, 15, 60 min...) after the threshold-th failure.
-        let waits = Lockouts.passcodeWaits
-        let stmt = try connection.prepare("""
-            UPDATE users SET passcode_failures = passcode_failures + 1, passcode_failure_at = ?2
-            WHERE name = ?1 AND NOT (passcode_failures >= ?3 AND COALESCE(passcode_failure_at, 0) +
-                CASE passcode_failures - ?3 WHEN 0 THEN ?4 WHEN 1 THEN ?5 WHEN 2 THEN ?6 ELSE ?7 END > ?2)
-            RETURNING passcode_failures
-            """).bind([.text(user), .int(time), .int(threshold), .int(waits[0]), .int(waits[1]), .int(waits[2]), .int(waits[3])])
-        let reserved = try stmt.step()
-        try stmt.run()
-        // The count must survive a power cut before the guess is checked (see syncCommits).
-        if reserved { try syncCommits() }
-        return reserved
+    /// What reserve() found in the write transaction.
+    enum Reservation {
+        /// Counted: `failures` now; the counter and clock before, to take the count back.
+        case counted(failures: Int, before: (failures: Int64?, at: Int64?))
+        /// Locked; `inFlight`: other attempts of the user are still being checked (one of them
+        /// may be right and lift it).
+        case locked(until: Int64?, inFlight: Bool)
+        case noRecord
     }
 
-    public func recordLastFailure(user: String, at time: Int64) throws(StoreFailure) {
-        try connection.prepare("UPDATE users SET last_failure = ?2 WHERE name = ?1").bind([.text(user), .int(time)]).run()
-    }
-
-    /// Runs one counter update and returns the new count once it is on disk.
-    func countedDurably(_ sql: String, user: String, time: Int64) throws(StoreFailure) -> Int {
-        let count: Int
-        do {
-            let stmt = try connection.prepare(sql).bind([.text(user), .int(time)])
-            guard try stmt.step() else { throw StoreFailure("counter update returned no row") }
-            count = Int(clamping: Row(handle: stmt.handle).int(0) ?? 0)
-            try stmt.run()
-        }
-        try syncCommits()
-        return count
-    }
-
-    /// Makes every commit so far durable: fsync of the WAL and of its directory (the WAL may have
-    /// just been created), outside any SQLite lock. Without a WAL (a store another tool switched
-    /// to a rollback journal) SQLite has synced the commit itself.
-    func syncCommits() throws(StoreFailure) {
-        for (file, flags) in [(path + "-wal", O_RDONLY), (TrustedFiles.parentDirectory(of: path), O_RDONLY | O_DIRECTORY)] {
-            let fd = Glibc.open(file, flags | O_NOFOLLOW | O_CLOEXEC)
-            if fd < 0 {
-                if errno == ENOENT { return }
-                throw StoreFailure("cannot open \(file) to sync it: \(errnoDescription(errno))")
+    /// Counts one passcode attempt unless the lockout runs, deciding with Lockouts (the one
+    /// implementation of the waits) on the row as it is inside the write transaction -- so no
+    /// attempt made at the same time by another process can slip between the test and the count.
+    /// With `inFlight` (the lock file and the user's byte), a counted attempt is marked in flight
+    /// before its count is committed, and a refusal says whether others are in flight; both are
+    /// decided under the write lock, so no attempt's count or result lands in between.
+    func reserve(user: String, at time: Int64, threshold: Int, inFlight: (lock: LockFile, byte: Int64)?) throws(StoreFailure) -> Reservation {
+        try write { () throws(StoreFailure) -> Reservation in
+            let failures: Int64?, failureAt: Int64?
+            do {
+                let read = try connection.prepare("SELECT passcode_failures, passcode_failure_at FROM users WHERE name = ?").bind([.text(user)])
+                guard try read.step() else { return .noRecord }
+                let row = Row(handle: read.handle)
+                failures = row.int(0)
+                failureAt = row.int(1)
             }
-            defer { close(fd) }
-            guard fsync(fd) == 0 else { throw StoreFailure("fsync \(file): \(errnoDescription(errno))") }
+            // Read as loadUser reads them, so that `biounlock status` says what this decides.
+            let count = Int(clamping: failures ?? 0)
+            if case .locked(let until) = Lockouts.passcode(failures: count, failureAt: failureAt, threshold: threshold, now: time) {
+                let others = try inFlight.map { (lock, byte) throws(StoreFailure) in try lock.heldByOthers(byte: byte) } ?? false
+                return .locked(until: until, inFlight: others)
+            }
+            if let (lock, byte) = inFlight { try lock.share(byte: byte) }
+            let next = count == Int.max ? count : count + 1
+            try connection.prepare("UPDATE users SET passcode_failures = ?2, passcode_failure_at = ?3 WHERE name = ?1")
+                .bind([.text(user), .int(next), .int(time)]).run()
+            return .counted(failures: next, before: (failures, failureAt))
         }
     }
 
-    public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
-        switch method {
-        case .passcode, .password:
-            try connection.prepare("""
-                UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2, passcode_success_at = ?2,
-                                 passcode_boot_id = ?3, passcode_enrolment_version = enrolment_version
-                WHERE name = ?1
-                """).bind([.text(user), .int(time), .text(bootID)]).run()
-        case .fingerprint, .none:
-            try connection.prepare("UPDATE users SET bio_failures = 0, last_success = ?2 WHERE name = ?1")
-                .bind([.text(user), .int(time)]).run()
+    /// Takes back a count that could not be made durable (its attempt is not checked).
+    func undo(user: String, before: (failures: Int64?, at: Int64?)) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            try connection.prepare("UPDATE users SET passcode_failures = ?2, passcode_failure_at = ?3 WHERE name = ?1")
+                .bind([.text(user), .optional(before.failures), .optional(before.at)]).run()
         }
     }
 
-    public func resetBiometricFailures(user: String) throws(StoreFailure) {
-        try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+    public func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool {
+        // Counted and never checked (too long to be the passcode): its result is the count itself,
+        // so it is not in flight; it still waits for attempts in flight before it is refused.
+        let lock = try openLockFile()
+        let byte = LockFile.byte(forUser: user)
+        let deadline = Deadline.after(milliseconds: passcodeLockWait, clock: clock)
+        while true {
+            let sync = try SyncTargets(storePath: path)
+            switch try reserve(user: user, at: time, threshold: threshold, inFlight: nil) {
+            case .counted(_, let before):
+                try makeDurable(sync, user: user, before: before)
+                return true
+            case .locked where try lock.heldByOthers(byte: byte):
+                guard try lock.waitUntilFree(byte: byte, until: deadline, clock: clock) else { throw stillInFlight(user) }
+            case .locked, .noRecord:
+                return false
+            }
+        }
     }
 
-    /// `biounlock reset`: clears the counters (and so the lockouts) an admin names.
-    public func resetCounters(user: String, biometric: Bool, passcode: Bool) throws(StoreFailure) {
-        if biometric {
-            try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
-        }
-        if passcode {
-            try connection.prepare("UPDATE users SET passcode_failures = 0 WHERE name = ?").bind([.text(user)]).run()
-        }
-    }
-
-    public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) {
-        // No write lock within the busy timeout: the writes are dropped (and the caller logs it)
-        // rather than each waiting out the timeout again, so the host waits one timeout at most.
-        try connection.execute("BEGIN IMMEDIATE")
-        writes()
-        do {
-            try connection.execute("COMMIT")
-        } catch {
-            _ = sqlite3_exec(connection.handle, "ROLLBACK", nil, nil, nil)
+    /// Syncs a count before its attempt is checked (see "Nobody waits on someone else's fsync");
+    /// a count that cannot be made durable is taken back: either the attempt is counted and
+    /// checked, or neither.
+    func makeDurable(_ sync: SyncTargets, user: String, before: (failures: Int64?, at: Int64?)) throws(StoreFailure) {
+        do { try sync.sync() } catch {
+            do { try undo(user: user, before: before) } catch {
+                throw StoreFailure("\(error); the attempt stays counted and is not checked")
+            }
             throw error
         }
     }
 
+    public func passcodeAttemptsInFlight(user: String) -> Bool {
+        // Without the lock file no attempt can be made at all (attemptPasscode throws).
+        guard let lock = try? openLockFile() else { return false }
+        return (try? lock.heldByOthers(byte: LockFile.byte(forUser: user))) ?? false
+    }
+
+    func stillInFlight(_ user: String) -> StoreFailure {
+        StoreFailure("other passcode attempts of \(sanitizedForLog(user)) were still being checked after \(passcodeLockWait) ms")
+    }
+
+    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
+        let lock = try openLockFile()
+        let byte = LockFile.byte(forUser: user)
+        let deadline = Deadline.after(milliseconds: passcodeLockWait, clock: clock)
+        // In flight from the count to the result: whoever finds the lockout reached meanwhile waits
+        // for this attempt's result instead of being refused.
+        var marked = false
+        defer { if marked { lock.unlock(byte: byte) } }
+        let failures: Int
+        while true {
+            // Opened before the count: with no descriptor left for the sync, nothing is counted.
+            let sync = try SyncTargets(storePath: path)
+            let reservation: Reservation
+            do { reservation = try reserve(user: user, at: clock.now(), threshold: threshold, inFlight: (lock, byte)) } catch {
+                lock.unlock(byte: byte) // marked in a transaction that did not commit
+                throw error
+            }
+            switch reservation {
+            case .noRecord:
+                throw StoreFailure("\(sanitizedForLog(user)) has no record in \(path)")
+            case .locked(_, inFlight: true):
+                guard try lock.waitUntilFree(byte: byte, until: deadline, clock: clock) else { throw stillInFlight(user) }
+                continue
+            case .locked(let until, inFlight: false):
+                return .locked(until: until)
+            case .counted(let n, let before):
+                marked = true
+                try makeDurable(sync, user: user, before: before)
+                failures = n
+            }
+            break
+        }
+        if check() {
+            // Cleared before the attempt leaves flight, so that those waiting for it see it.
+            do throws(StoreFailure) { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
+                return .accepted(resetFailure: error)
+            }
+            return .accepted(resetFailure: nil)
+        }
+        do throws(StoreFailure) { try recordLastFailure(user: user, at: clock.now()) } catch {
+            return .rejected(failures: failures, writeFailure: error)
+        }
+        return .rejected(failures: failures, writeFailure: nil)
+    }
+
+    public func recordLastFailure(user: String, at time: Int64) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            try connection.prepare("UPDATE users SET last_failure = ?2 WHERE name = ?1").bind([.text(user), .int(time)]).run()
+        }
+    }
+
+    /// Runs one counter update and returns the new count once it is on disk.
+    func countedDurably(_ sql: String, user: String, time: Int64) throws(StoreFailure) -> Int {
+        // Opened first: with no descriptor left for the sync, nothing is counted (see SyncTargets).
+        let sync = try SyncTargets(storePath: path)
+        let count = try write { () throws(StoreFailure) -> Int in
+            let stmt = try connection.prepare(sql).bind([.text(user), .int(time)])
+            guard try stmt.step() else { throw StoreFailure("counter update returned no row") }
+            let count = Int(clamping: Row(handle: stmt.handle).int(0) ?? 0)
+            try stmt.run()
+            return count
+        }
+        try sync.sync()
+        return count
+    }
+
+    // MARK: the write queue
+
+    /// The lock file, opened on first use; made (0600) if it is missing -- in the store's
+    /// directory, which only root can write (trustProblem checked it for the module).
+    func openLockFile() throws(StoreFailure) -> LockFile {
+        if let lockFile { return lockFile }
+        if let lockFileFailure { throw lockFileFailure }
+        do {
+            let opened = try LockFile.open(lockPath, create: true)
+            lockFile = opened
+            return opened
+        } catch {
+            lockFileFailure = error
+            throw error
+        }
+    }
+
+    /// Runs `body` as one write transaction (BEGIN IMMEDIATE ... COMMIT), first taking a turn in
+    /// biounlock's write queue (LockFile). Writes made inside `body` join this transaction. When
+    /// the lock file cannot be used (a read-only mount, no descriptor left) the write goes
+    /// straight to SQLite's own lock: the queue makes waiting fair, SQLite makes writing safe.
+    func write<T>(_ body: () throws(StoreFailure) -> T) throws(StoreFailure) -> T {
+        if writeDepth > 0 { return try body() }
+        var queued: LockFile?
+        if !queueStuck, let queue = try? openLockFile() {
+            let deadline = Deadline.after(milliseconds: writeQueueWait, clock: clock)
+            switch Result(catching: { () throws(StoreFailure) -> Bool in try queue.lock(byte: LockFile.writeQueueByte, until: deadline, clock: clock) }) {
+            case .success(true): queued = queue
+            case .success(false):
+                queueStuck = true
+                throw StoreFailure("the write queue (\(lockPath)) did not move for \(writeQueueWait) ms")
+            case .failure: break // fcntl refused (e.g. ENOLCK): SQLite's lock alone
+            }
+        }
+        defer { queued?.unlock(byte: LockFile.writeQueueByte) }
+        writeDepth += 1
+        defer { writeDepth -= 1 }
+        return try connection.transaction(immediate: true, body)
+    }
+
+    public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            switch method {
+            case .passcode, .password:
+                try connection.prepare("""
+                    UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2, passcode_success_at = ?2,
+                                     passcode_boot_id = ?3, passcode_enrolment_version = enrolment_version
+                    WHERE name = ?1
+                    """).bind([.text(user), .int(time), .text(bootID)]).run()
+            case .fingerprint, .none:
+                try connection.prepare("UPDATE users SET bio_failures = 0, last_success = ?2 WHERE name = ?1")
+                    .bind([.text(user), .int(time)]).run()
+            }
+        }
+    }
+
+    public func resetBiometricFailures(user: String) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+        }
+    }
+
+    /// `biounlock reset`: clears the counters (and so the lockouts) an admin names.
+    public func resetCounters(user: String, biometric: Bool, passcode: Bool) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            if biometric {
+                try connection.prepare("UPDATE users SET bio_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+            }
+            if passcode {
+                try connection.prepare("UPDATE users SET passcode_failures = 0 WHERE name = ?").bind([.text(user)]).run()
+            }
+        }
+    }
+
+    public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) {
+        // No turn in the queue or no write lock in time: the writes are dropped (and the caller
+        // logs it) rather than each waiting out the bound again, so the host waits once at most.
+        try write { () throws(StoreFailure) in writes() }
+    }
+
     public func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
-        try connection.prepare("""
-            INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """).bind([.int(event.time), .text(event.user), .text(event.service), .text(event.tty), .text(event.rhost),
-                       .text(event.method.rawValue), .text(event.outcome), .text(event.reason)]).run()
-        let id = sqlite3_last_insert_rowid(connection.handle)
-        if id % Store.pruneEvery == 0 {
-            try pruneEvents(now: event.time, newestID: id)
+        try write { () throws(StoreFailure) in
+            try connection.prepare("""
+                INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """).bind([.int(event.time), .text(event.user), .text(event.service), .text(event.tty), .text(event.rhost),
+                           .text(event.method.rawValue), .text(event.outcome), .text(event.reason)]).run()
+            let id = sqlite3_last_insert_rowid(connection.handle)
+            if id % Store.pruneEvery == 0 {
+                try pruneEvents(now: event.time, newestID: id)
+            }
         }
     }
 
@@ -307,9 +497,11 @@ public final class Store: AuthStore {
         let newest = newestID ?? sqlite3_last_insert_rowid(connection.handle)
         let cutoffTime = now &- Int64(retention.maxAgeSeconds)
         let cutoffID = newest &- Int64(retention.maxEvents)
-        try connection.prepare("""
-            DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ?1 OR id <= ?2 ORDER BY id LIMIT ?3)
-            """).bind([.int(cutoffTime), .int(cutoffID), .int(batch)]).run()
+        try write { () throws(StoreFailure) in
+            try connection.prepare("""
+                DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ?1 OR id <= ?2 ORDER BY id LIMIT ?3)
+                """).bind([.int(cutoffTime), .int(cutoffID), .int(batch)]).run()
+        }
     }
 
     // MARK: administration (the CLI's path)
@@ -332,13 +524,28 @@ public final class Store: AuthStore {
         try connection.prepare("SELECT name FROM users ORDER BY name").rows { $0.text(0) }
     }
 
+    /// Makes `user`'s row if there is none, bound to the account the name has now (rows made by
+    /// counting alone, which only tests do, stay unbound and so enable nothing).
     func ensureUser(_ user: String, at time: Int64) throws(StoreFailure) {
-        try connection.prepare("INSERT OR IGNORE INTO users(name, created) VALUES (?, ?)").bind([.text(user), .int(time)]).run()
+        let uid = lookupAccount(user).map { SQLValue.int(Int64($0.uid)) } ?? .null
+        try connection.prepare("INSERT OR IGNORE INTO users(name, uid, created) VALUES (?, ?, ?)").bind([.text(user), uid, .int(time)]).run()
+    }
+
+    /// `biounlock forget`: removes `user`'s row with its overrides and templates (the audit log
+    /// keeps its history). Returns whether there was one.
+    @discardableResult
+    public func forget(user: String) throws(StoreFailure) -> Bool {
+        try write { () throws(StoreFailure) -> Bool in
+            try connection.prepare("DELETE FROM service_overrides WHERE user = ?").bind([.text(user)]).run()
+            try connection.prepare("DELETE FROM templates WHERE user = ?").bind([.text(user)]).run()
+            try connection.prepare("DELETE FROM users WHERE name = ?").bind([.text(user)]).run()
+            return connection.changes > 0
+        }
     }
 
     /// Turns biometric unlock on or off for `user`, or for one PAM service when `service` is set.
     public func setEnabled(_ enabled: Bool, user: String, service: String?, at time: Int64) throws(StoreFailure) {
-        try connection.transaction { () throws(StoreFailure) in
+        try write { () throws(StoreFailure) in
             try ensureUser(user, at: time)
             if let service {
                 try connection.prepare("""
@@ -353,7 +560,7 @@ public final class Store: AuthStore {
 
     /// Stores `template`, replacing the same finger on the same sensor in one transaction.
     public func saveTemplate(_ template: Template, user: String) throws(StoreFailure) {
-        try connection.transaction { () throws(StoreFailure) in
+        try write { () throws(StoreFailure) in
             try ensureUser(user, at: template.created)
             try connection.prepare("""
                 INSERT OR REPLACE INTO templates(user, finger, sensor, driver, device, data, created) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -366,7 +573,7 @@ public final class Store: AuthStore {
     /// Removes one finger (or all when nil); returns how many templates went.
     @discardableResult
     public func deleteTemplates(user: String, finger: Finger?) throws(StoreFailure) -> Int {
-        try connection.transaction { () throws(StoreFailure) -> Int in
+        try write { () throws(StoreFailure) -> Int in
             if let finger {
                 try connection.prepare("DELETE FROM templates WHERE user = ? AND finger = ?").bind([.text(user), .text(finger.name)]).run()
             } else {
@@ -394,7 +601,7 @@ public final class Store: AuthStore {
     }
 
     public func setPasscode(_ passcode: StoredPasscode?, user: String, at time: Int64) throws(StoreFailure) {
-        try connection.transaction { () throws(StoreFailure) in
+        try write { () throws(StoreFailure) in
             try ensureUser(user, at: time)
             try connection.prepare("UPDATE users SET passcode_hash = ?, passcode_kind = ?, passcode_failures = 0 WHERE name = ?")
                 .bind([passcode.map { .text($0.hash) } ?? .null, passcode.map { .text($0.kind.rawValue) } ?? .null, .text(user)]).run()

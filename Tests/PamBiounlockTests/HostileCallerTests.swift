@@ -135,6 +135,32 @@ final class HostileCallerTests: XCTestCase {
         }
     }
 
+    /// Counted means checked: whatever the descriptor limit, a passcode attempt is either counted
+    /// and checked against the hash, or neither. (With 6 descriptors a right PIN used to be
+    /// counted as a failure and never checked: the WAL could not be opened for the sync that
+    /// follows the count.)
+    func testTooFewDescriptorsNeverCountAnAttemptThatIsNotChecked() throws {
+        try fixture.service("sensor=libfprint") // no reader: straight to the passcode
+        for limit in 4...24 { // with fewer, the dynamic linker cannot even load the harness
+            for pin in [ModuleFixture.pin, "1357"] {
+                let before = try XCTUnwrap(fixture.store.loadUser(user)?.passcodeFailures)
+                let t = try fixture.authenticate(answers: [pin], extra: ["--count-argon2", "--syslog"],
+                                                 wrapper: ["/usr/bin/prlimit", "--nofile=\(limit):\(limit)", "--"], timeout: 30)
+                XCTAssertEqual(t.raw.status, 0, "limit \(limit): \(t.raw.stderr)")
+                let checked = t.lines("ARGON2").contains { $0.hasPrefix("verify") }
+                let after = try XCTUnwrap(fixture.store.loadUser(user)?.passcodeFailures)
+                if pin == ModuleFixture.pin {
+                    XCTAssertEqual(after, 0, "limit \(limit): a right PIN is never left counted as a failure:\n\(t.raw.stdout)")
+                    XCTAssertEqual(t.code == "PAM_SUCCESS", checked, "limit \(limit): checked means accepted:\n\(t.raw.stdout)")
+                } else {
+                    XCTAssertEqual(after - before, checked ? 1 : 0, "limit \(limit): counted if and only if checked:\n\(t.raw.stdout)")
+                    XCTAssertNotEqual(t.code, "PAM_SUCCESS")
+                }
+                try fixture.store.resetCounters(user: user, biometric: true, passcode: true)
+            }
+        }
+    }
+
     /// 'ulimit -f 0' with SIGXFSZ ignored, while another process holds the store open (so it can be
     /// read): no write can extend a file, so no attempt can be counted. Before the count-first rule
     /// this was a free, uncounted guess per try (and the right PIN was accepted); now no passcode

@@ -148,33 +148,37 @@ final class LibfprintModuleTests: XCTestCase {
     func testAHelperThatHangsIsKilledAtTheDeadline() throws {
         let dir = try trustedScratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        // Answers hello and open, then never answers verify.
+        // Answers hello and open, then never answers verify. The helper would sleep far longer
+        // than the harness's limit (60 s): a module that waited for it is caught as a hang.
         try frames([.hello, .opened(virtualReader)], to: dir + "/frames")
-        try writeScript(dir + "/helper", "echo $$ > \(dir)/pid\ncat \(dir)/frames >&3\nexec sleep 30")
+        try writeScript(dir + "/helper", "echo $$ > \(dir)/pid\ncat \(dir)/frames >&3\nexec sleep 600")
         fixture.sensorArguments = "sensor=libfprint fprint_helper=\(dir)/helper"
         try fixture.service("policy=biometrics timeout=1")
         let t = try fixture.authenticate(extra: ["--check-host"])
+        XCTAssertFalse(t.raw.timedOut, "ended at the module's deadline")
         XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(t.messages, [prompt, "INFO: No touch in time."])
-        XCTAssertLessThan(t.elapsed, 10)
         XCTAssertTrue(t.raw.stdout.contains("children=none"), "killed and reaped: \(t.raw.stdout)")
         let pid = try XCTUnwrap(Int32(try String(contentsOfFile: dir + "/pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         XCTAssertEqual(kill(pid, 0), -1, "the helper is gone")
 
         // Silent from the start: the open is bounded by the timeout too.
-        try writeScript(dir + "/helper", "exec sleep 30")
+        try writeScript(dir + "/helper", "exec sleep 600")
         let silent = try fixture.authenticate(extra: ["--check-host"])
+        XCTAssertFalse(silent.raw.timedOut, "the open ended at its deadline")
         XCTAssertEqual(silent.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(silent.messages, [unavailable])
-        XCTAssertLessThan(silent.elapsed, 10)
         XCTAssertTrue(silent.raw.stdout.contains("children=none"), silent.raw.stdout)
     }
 
     func testAHelperThatMisbehavesIsUnavailableNeverSuccess() throws {
         let dir = try trustedScratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The longest touch timeout, and a helper that would outlive the harness's limit (60 s): a
+        // module that left a broken exchange to its deadline, instead of ending it at once, is
+        // caught as a hang.
         fixture.sensorArguments = "sensor=libfprint fprint_helper=\(dir)/helper"
-        try fixture.service("policy=biometrics timeout=5")
+        try fixture.service("policy=biometrics timeout=120")
         let cases: [(String, [UInt8])] = [
             ("an oversized frame", [0xff, 0xff, 0xff, 0xff]),
             ("another protocol version", FrameBuffer.frame([FprintProtocol.version &+ 1, 100])),
@@ -186,11 +190,11 @@ final class LibfprintModuleTests: XCTestCase {
         ]
         for (name, bytes) in cases {
             try Data(bytes).write(to: URL(fileURLWithPath: dir + "/frames"))
-            try writeScript(dir + "/helper", "cat \(dir)/frames >&3\nexec sleep 30")
+            try writeScript(dir + "/helper", "cat \(dir)/frames >&3\nexec sleep 600")
             if name == "hello, then exit" { try writeScript(dir + "/helper", "cat \(dir)/frames >&3\nexit 0") }
             let t = try fixture.authenticate(extra: ["--check-host", "--sigchld", "reap"])
+            XCTAssertFalse(t.raw.timedOut, "\(name): not left to the deadline")
             XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL", "\(name): \(t.raw.stdout)")
-            XCTAssertLessThan(t.elapsed, 4.5, "\(name): not left to the deadline")
             XCTAssertTrue(t.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(name): \(t.raw.stdout)")
         }
     }

@@ -24,7 +24,8 @@ struct Transaction {
     let code: String
     /// Conversation lines: "INFO: …", "ERROR: …", "PROMPT_OFF: …".
     let messages: [String]
-    let elapsed: TimeInterval
+    /// (No elapsed time: tests assert behaviour, not time. A hang is caught by `timeout`, and
+    /// timings belong in scripts/bench and scripts/timing.)
     let raw: ProcessResult
 
     /// The text of the harness's "PREFIX: text" lines: SYSLOG (with --syslog), ARGON2
@@ -131,22 +132,46 @@ final class ModuleFixture {
         }
         var args = ["--confdir", confdir, "--service", service, "--user", user]
         for a in answers { args += ["--answer", a] }
-        let start = Date()
         // A fixed environment: an SSH_CONNECTION inherited from whoever runs the tests must not
         // turn every transaction into a "remote session".
         let command = wrapper + [harnessPath] + args + extra
         let result = try runProcess(command[0], Array(command.dropFirst()),
                                     environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }, timeout: timeout)
-        let elapsed = Date().timeIntervalSince(start)
         finger.wait()
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let code = lines.last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
         // pam_debug (the PAM_IGNORE marker) announces itself; that line is not the module's.
         let conversation = ["INFO: ", "ERROR: ", "PROMPT_OFF: ", "PROMPT_ON: ", "OTHER: "]
         let messages = lines.filter { line in conversation.contains { line.hasPrefix($0) } && line != "INFO: auth=try_again" }
-        return Transaction(code: code, messages: messages,
-                           elapsed: elapsed, raw: result)
+        return Transaction(code: code, messages: messages, raw: result)
+    }
+
+    /// Runs `count` transactions at the same moment, each in its own harness process (as many
+    /// sudo at once are), and returns what each printed. A hang is caught by `timeout`.
+    func authenticateConcurrently(_ count: Int, _ user: String = ModuleFixture.enrolledUser, service: String = "biotest",
+                                  answers: [String] = [], extra: [String] = [], timeout: TimeInterval = 300) throws -> [String] {
+        var args = ["--confdir", confdir, "--service", service, "--user", user]
+        for a in answers { args += ["--answer", a] }
+        let out = dir + "/concurrent"
+        try? FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let script = """
+            out=$0 n=$1; shift
+            i=0; while [ $i -lt $n ]; do "$@" >"$out/$i" 2>&1 & i=$((i + 1)); done
+            wait
+            """
+        let r = try runProcess("/bin/sh", ["-c", script, out, String(count), harnessPath] + args + extra,
+                               environment: ["PATH": "/usr/bin:/bin"], timeout: timeout)
+        precondition(!r.timedOut, "concurrent transactions hung")
+        return try (0..<count).map { try String(contentsOfFile: "\(out)/\($0)", encoding: .utf8) }
     }
 
     static func scan(_ id: String) -> SimCommand { .scan(Array(id.utf8)) }
+}
+
+extension String {
+    /// The result code in one harness output ("NONE" without one).
+    var harnessCode: String {
+        split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
+    }
 }

@@ -37,6 +37,8 @@ final class ScenarioTests: XCTestCase {
         var answers: [String] = []
         /// The caller's environment (sudo passes the invoking user's to PAM modules).
         var environment: [String: String]? = nil
+        /// How long the harness may run before it is killed (a hang, or waiting for the module's own timeout).
+        var harnessTimeout: TimeInterval = 60
         /// Where the touches go instead of the configured reader (an attacker's socket).
         var touchSocket: ((ModuleFixture) -> String)? = nil
         /// Runs before the transaction.
@@ -96,7 +98,7 @@ final class ScenarioTests: XCTestCase {
         // fprintd's "timeout".
         Scenario(name: "silence until the timeout", arguments: "policy=biometrics timeout=1", code: "PAM_AUTHINFO_UNAVAIL",
                  messages: [prompt, "INFO: No touch in time."], failures: 0,
-                 check: { _, t in XCTAssertLessThan(t.elapsed, 10, "bounded") }),
+                 check: { _, t in XCTAssertFalse(t.raw.timedOut, "bounded by the module's timeout") }),
         // fprintd's "no_fingers": nothing enrolled (for fprintd: fprintd holds no print of bin).
         Scenario(name: "no prints", user: ModuleFixture.otherUser, arguments: "policy=biometrics",
                  setup: { c in try c.fixture.store.setEnabled(true, user: ModuleFixture.otherUser, service: nil, at: 1) },
@@ -153,16 +155,17 @@ final class ScenarioTests: XCTestCase {
                  cleanup: { c in try c.fprintd?.restart(.one) },
                  code: "PAM_SUCCESS", messages: [unavailable, pinPrompt], failures: 0),
         // fprintd's "notices_fprintd_disappearing": the daemon quits mid-verify.
-        Scenario(name: "fprintd killed mid-verify: the PIN works", backends: [.fprintd], arguments: "timeout=30",
-                 answers: [ModuleFixture.pin],
+        // The module would wait 60 s for a touch; the harness is given 20 s: falling back when the
+        // daemon goes, not at the timeout, is what lets it finish (no time is asserted).
+        Scenario(name: "fprintd killed mid-verify: the PIN works", backends: [.fprintd], arguments: "timeout=60",
+                 answers: [ModuleFixture.pin], harnessTimeout: 20,
                  meanwhile: { c in
                      guard let d = c.fprintd else { return }
                      d.waitUntilVerifying()
                      d.stop(signal: SIGKILL)
                  },
                  cleanup: { c in try c.fprintd?.start(.one) },
-                 code: "PAM_SUCCESS", messages: [prompt, unavailable, pinPrompt], failures: 0,
-                 check: { _, t in XCTAssertLessThan(t.elapsed, 10, "fell back at once, not at the 30 s timeout") }),
+                 code: "PAM_SUCCESS", messages: [prompt, unavailable, pinPrompt], failures: 0),
         Scenario(name: "fprintd not running", backends: [.fprintd], arguments: "policy=biometrics",
                  setup: { c in c.fprintd?.stop() },
                  cleanup: { c in try c.fprintd?.start(.one) },
@@ -234,6 +237,7 @@ final class ScenarioTests: XCTestCase {
             }
             let t = try fixture.authenticate(scenario.user, answers: scenario.answers, touches: scenario.touches, extra: ["--check-host"],
                                              environment: environment, touchSocket: scenario.touchSocket?(fixture),
+                                             timeout: scenario.harnessTimeout,
                                              touchWait: scenario.touchSocket == nil ? 5000 : 1500)
             meanwhile.wait()
             try scenario.cleanup(context)

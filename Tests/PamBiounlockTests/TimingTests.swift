@@ -10,8 +10,8 @@ import BiounlockSensors
 /// - an unknown name costs what a known user without biometric unlock costs: no Argon2id (and the
 ///   same store lookup), so that neither the time nor the prompt tells which names exist;
 /// - an answer typed at biounlock's prompt costs exactly one Argon2id computation at the shipped
-///   cost whether the passcode is wrong, locked or not set -- unless it cannot be a passcode at
-///   all (letters for a PIN), which costs none.
+///   cost whether the passcode is wrong or not set -- none while the passcode is locked (nothing
+///   is checked), and none when it cannot be a passcode at all (letters for a PIN).
 final class TimingTests: XCTestCase {
     var fixture: ModuleFixture!
 
@@ -45,20 +45,22 @@ final class TimingTests: XCTestCase {
         XCTAssertEqual(notEnabled.work, [], "biometric unlock not enabled: PAM_IGNORE at once (every sudo of every other user pays nothing)")
     }
 
-    func testWrongLockedAndNoPasscodeEachDoOneArgon2idComputationAtTheShippedCost() throws {
+    func testWrongAndNoPasscodeEachDoOneArgon2idComputationAtTheShippedCost() throws {
         let wrong = try argon2(answers: ["1357"])
         XCTAssertEqual(wrong.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(wrong.work, ["verify \(shippedCost)"], "a wrong passcode: checked")
-
-        for _ in 0..<5 { try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
-        let locked = try argon2(answers: ["1357"])
-        XCTAssertEqual(locked.code, "PAM_AUTHINFO_UNAVAIL")
-        XCTAssertEqual(locked.work, ["hash \(shippedCost)"], "passcode locked: not checked, the same work spent")
 
         try fixture.store.setPasscode(nil, user: user, at: 2)
         let none = try argon2(answers: ["1357"])
         XCTAssertEqual(none.code, "PAM_AUTHINFO_UNAVAIL")
         XCTAssertEqual(none.work, ["hash \(shippedCost)"], "a user without a passcode, handed on to the password")
+    }
+
+    func testALockedPasscodeIsNotChecked() throws {
+        for _ in 0..<5 { try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
+        let locked = try argon2(answers: [ModuleFixture.pin])
+        XCTAssertEqual(locked.code, "PAM_AUTHINFO_UNAVAIL", "even the right PIN goes on to the password")
+        XCTAssertEqual(locked.work, [], "passcode locked: no Argon2id at all")
     }
 
     /// The other paths, for the record (docs/SECURITY.md explains each).

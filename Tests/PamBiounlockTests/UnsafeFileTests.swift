@@ -68,7 +68,7 @@ final class UnsafeFileTests: XCTestCase {
     func testUnsafeStoreFiles() throws {
         for problem in Problem.allCases {
             try check("store", problem) { ($0.storePath, false, "") }
-            for side in ["-wal", "-shm", "-journal"] {
+            for side in ["-wal", "-shm", "-journal", "-lock"] {
                 try check("store\(side)", problem) { ($0.storePath + side, false, "") }
             }
         }

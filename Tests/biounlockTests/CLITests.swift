@@ -158,7 +158,10 @@ final class CLITests: XCTestCase {
         let u = users[0]
         XCTAssertEqual(Set(u.keys), ["user", "enabled", "services", "fingers", "passcode", "biometric_failures",
                                      "passcode_failures", "last_success", "last_failure", "biometric_lockout", "passcode_lockout",
-                                     "passcode_required"], "the documented JSON shape")
+                                     "passcode_required", "uid", "account"], "the documented JSON shape")
+        XCTAssertEqual(u["uid"] as? Int, Int(getpwnam(user)?.pointee.pw_uid ?? 99), "bound to the account")
+        XCTAssertEqual(Set((u["account"] as? [String: Any])?.keys ?? [:].keys), ["matches", "uid", "problem", "fix"])
+        XCTAssertEqual((u["account"] as? [String: Any])?["matches"] as? Bool, true)
         let lockout = try XCTUnwrap(u["biometric_lockout"] as? [String: Any])
         XCTAssertEqual(lockout["locked"] as? Bool, false)
         XCTAssertTrue(lockout["until"] is NSNull)
@@ -202,17 +205,57 @@ final class CLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: db))
     }
 
-    func testPatternPasscodeIsDrawnAndStoredCanonically() throws {
+    /// With --stdin nothing of the secret is printed (provisioning logs keep standard output):
+    /// the pattern used to be drawn there, grid and path.
+    func testPatternPasscodeFromStdinIsStoredCanonicallyAndNeverPrinted() throws {
         let r = try cli(["passcode", "set", user, "--kind", "pattern", "--stdin"], stdin: "1369\n")
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(r.stdout.contains("path: 1 → 2 → 3 → 6 → 9"), r.stdout)
-        XCTAssertTrue(r.stdout.contains("│ 1 │ 2 │ 3 │"), r.stdout)
+        XCTAssertEqual(r.stdout, "Passcode (pattern) set for daemon.\n")
+        XCTAssertFalse(r.stderr.contains("1369") || r.stderr.contains("path") || r.stderr.contains("│"), r.stderr)
         let stored = try XCTUnwrap(Store.open(path: db, mode: .authenticate).loadUser(user)?.passcode)
         XCTAssertEqual(stored.kind, .pattern)
         XCTAssertTrue(try Passcode.verify(Secret(bytes: Array("12369".utf8))!, against: stored.hash))
         let bad = try cli(["passcode", "set", user, "--kind", "pattern", "--stdin"], stdin: "1231\n")
         XCTAssertEqual(bad.status, 1)
         XCTAssertTrue(bad.stderr.contains("point 1 is used twice"), bad.stderr)
+    }
+
+    /// Interactively (expect gives the CLI a terminal) the drawing is shown on the terminal while
+    /// the pattern is confirmed, then erased (cursor up over it and the prompt, erase below);
+    /// standard output, redirected to a file here, never holds it.
+    func testPatternIsDrawnOnTheTerminalWhileConfirmingThenErased() throws {
+        let out = dir + "/stdout"
+        let command = ([cliPath, "--db", db, "--sensor", "simulated", "--sim-socket", socket, "--config", dir + "/biounlock.conf",
+                        "passcode", "set", user, "--kind", "pattern"]).joined(separator: " ") + " >\(out)"
+        let script = """
+            set timeout 30
+            spawn /bin/sh -c "\(command)"
+            expect {
+                -ex "New pattern for daemon: " {}
+                timeout { exit 124 }
+            }
+            send -- "1369\\r"
+            expect {
+                -ex "Repeat the pattern: " {}
+                timeout { exit 124 }
+            }
+            send -- "1369\\r"
+            expect {
+                eof {}
+                timeout { exit 124 }
+            }
+            catch wait result
+            exit [lindex $result 3]
+            """
+        let r = try runProcess("/usr/bin/expect", ["-c", script], environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm"], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        let shown = r.stdout
+        let drawing = try XCTUnwrap(shown.range(of: "path: 1 → 2 → 3 → 6 → 9"), shown)
+        let repeatPrompt = try XCTUnwrap(shown.range(of: "Repeat the pattern: "), shown)
+        XCTAssertLessThan(drawing.lowerBound, repeatPrompt.lowerBound, "drawn before the repeat is asked for")
+        XCTAssertTrue(shown[repeatPrompt.upperBound...].contains("\u{1b}[9A\r\u{1b}[J"), "then erased: 8 lines of drawing and the prompt:\n\(shown.debugDescription)")
+        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), "Passcode (pattern) set for daemon.\n", "nothing of it on standard output")
+        XCTAssertTrue(try Passcode.verify(Secret(bytes: Array("12369".utf8))!, against: XCTUnwrap(Store.open(path: db, mode: .authenticate).loadUser(user)?.passcode?.hash)))
     }
 
     func testResetClearsLockouts() throws {

@@ -117,7 +117,7 @@ final class KillTests: XCTestCase {
             _ = try Store.open(path: db, mode: .administer) // the trusted directory
             let c = try Connection(path: old, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
             try c.execute("PRAGMA journal_mode = WAL")
-            try c.execute(Schema.migrations[0])
+            try c.execute(Schema.migrations[0].sql)
             try c.execute("PRAGMA user_version = 1")
             try c.execute("INSERT INTO users(name, enabled, passcode_kind) VALUES ('daemon', 1, 'pin')")
         }
@@ -141,6 +141,8 @@ final class KillTests: XCTestCase {
             case "\(Schema.currentVersion)\n":
                 XCTAssertTrue(cols.isSuperset(of: v1Columns) && cols.count > v1Columns.count, "the new columns, all of them")
                 XCTAssertEqual(try Store.open(path: db, mode: .authenticate).loadUser(user)?.enabled, true, "data kept")
+                XCTAssertEqual(try Store.open(path: db, mode: .authenticate).loadUser(user)?.uid, getpwnam(user)?.pointee.pw_uid,
+                               "bound to the account the name has")
                 migrated += 1
             default:
                 XCTFail("user_version \(version)")

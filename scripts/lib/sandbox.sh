@@ -17,6 +17,13 @@
 #   sandbox_run 'bio status bioalice'           # runs the snippet inside the namespace
 #   sandbox_destroy                             # removes the temp dir (call it from an EXIT trap)
 #
+# For the real callers (Tests/EndToEnd/callers-*.sh) also:
+#   sandbox_write_stack SERVICE [ARGS...]       # pam.d/SERVICE: the recommended stack (module, then
+#                                               # pam_unix nullok try_first_pass, deny, permit)
+#   SANDBOX_PRIVATE_RUN=1                       # a private tmpfs on /run and private login records
+#   SANDBOX_PID_NS=1                            # also a PID namespace: every process a snippet
+#                                               # started (sshd, dbus-daemon, polkitd) dies with it
+#
 # Inside a sandbox_run snippet these helpers are defined (the library is sourced there too):
 #   bio ARGS...                the CLI with --db/--sensor simulated/--sim-socket of this sandbox
 #   sandbox_as USER CMD...     CMD as USER (setpriv --reuid/--regid --clear-groups, clean env, cwd /,
@@ -24,6 +31,13 @@
 #   sandbox_touch ID...        one simulated touch per ID, in order (each waits for the sensor)
 #   sandbox_touch_bg ID...     the same from a background finger process; sandbox_touch_end collects it
 #   sandbox_enrol USER ID [F]  enrol finger F (default right-index) of USER with 5 touches of ID
+#   sandbox_root CMD...        CMD as root with a clean environment (no SSH_* of whoever runs
+#                              the tests), cwd /
+#   sandbox_sshd_start MODE [LINES]   the real sshd on 127.0.0.1, a free port (SANDBOX_SSHD_PORT);
+#                              MODE password or kbdint; SANDBOX_SSH_OPTS: the client's options
+#   sandbox_sshd_stop
+#   sandbox_polkit_start       a private system bus on /run/dbus/system_bus_socket and the real
+#                              polkitd on it (needs SANDBOX_PRIVATE_RUN=1); sandbox_polkit_stop
 #
 # Variables (exported by sandbox_create; override BUILD_DIR / SANDBOX_TIMEOUT before it):
 #   SANDBOX_DIR    root-only temp dir holding everything (short, under /tmp)
@@ -35,8 +49,12 @@
 SANDBOX_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
 export SANDBOX_LIB
 
-# The files the sandbox replaces; sandbox_etc_fingerprint covers exactly these.
+# The files the sandbox replaces; sandbox_etc_fingerprint covers these and SANDBOX_WATCHED.
 SANDBOX_PROTECTED=(/etc/passwd /etc/group /etc/shadow /etc/sudoers /etc/pam.d)
+# What the callers' helpers (sshd, login, vlock, polkitd) could touch on the host, and must not:
+# they read these (or, with SANDBOX_PRIVATE_RUN=1, write private copies of them).
+SANDBOX_WATCHED=(/etc/ssh /etc/polkit-1 /etc/security /etc/login.defs /etc/shells
+                 /usr/share/polkit-1 /var/log/wtmp /var/log/btmp /var/log/lastlog /var/log/faillog)
 
 sandbox_die() { echo "sandbox: $*" >&2; return 1; }
 
@@ -44,7 +62,7 @@ sandbox_die() { echo "sandbox: $*" >&2; return 1; }
 # Compare the output before and after a run to prove the host's /etc was left alone.
 sandbox_etc_fingerprint() {
     local f
-    for f in "${SANDBOX_PROTECTED[@]}"; do
+    for f in "${SANDBOX_PROTECTED[@]}" "${SANDBOX_WATCHED[@]}"; do
         if [ -d "$f" ]; then
             find "$f" -print0 | LC_ALL=C sort -z | while IFS= read -r -d '' g; do
                 if [ -f "$g" ] && [ ! -L "$g" ]; then
@@ -119,6 +137,15 @@ sandbox_add_user() {
     export SANDBOX_USERS
 }
 
+# sandbox_lock_account NAME: NAME's password in the shadow copy becomes "*" (no password opens
+# it, not even an empty one under nullok): for callers that fall back to another account (vlock
+# asks for root's password after the user's fails).
+sandbox_lock_account() {
+    awk -F: -v OFS=: -v n="$1" '$1 == n { $2 = "*" } { print }' "$SANDBOX_DIR/etc/shadow" >"$SANDBOX_DIR/etc/shadow.new" || return 1
+    cat "$SANDBOX_DIR/etc/shadow.new" >"$SANDBOX_DIR/etc/shadow"   # keeps the copy's owner and mode
+    rm -f "$SANDBOX_DIR/etc/shadow.new"
+}
+
 # Writes the sudoers file and the pam.d directory. Every user added so far may run anything
 # with sudo. Module arguments after the defaults come from SANDBOX_MODULE_ARGS.
 sandbox_write_config() {
@@ -165,6 +192,46 @@ EOF
     chmod 0644 "$SANDBOX_DIR/etc/pam.d/"*
 }
 
+# The issue-12 contract's control line: every outcome but success and a failure moves on to
+# the password module.
+SANDBOX_CONTROL='[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die]'
+
+# sandbox_module_args [ARGS...]: the module arguments that point at this sandbox -- its store and
+# simulated sensor, and a config file, lid and logind directories of its own (absent or empty),
+# so that nothing of the host's state leaks in -- then ARGS.
+sandbox_module_args() {
+    echo "db=$SANDBOX_DB sensor=simulated sim_socket=$SANDBOX_SOCK config=$SANDBOX_DIR/etc/biounlock.conf lid_path=$SANDBOX_DIR/lid logind_path=$SANDBOX_DIR/sessions $*"
+}
+
+# sandbox_write_stack SERVICE [ARGS...]: writes pam.d/SERVICE with the recommended stack
+# (the issue-12 contract), the module getting sandbox_module_args ARGS:
+#   auth CONTROL                    pam_biounlock.so ...
+#   auth [success=1 default=ignore] pam_unix.so nullok try_first_pass
+#   auth requisite                  pam_deny.so
+#   auth required                   pam_permit.so
+# then account pam_unix, password pam_deny, session pam_permit. SANDBOX_STACK_FIRST (lines) goes
+# first (su: "auth sufficient pam_rootok.so"). pam.d is bind-mounted as a directory, so a stack
+# rewritten between two transactions applies to the next one, even inside a running namespace.
+sandbox_write_stack() {
+    local service=$1; shift
+    [ -d "$SANDBOX_DIR/etc/pam.d" ] || { sandbox_die "sandbox_write_config first"; return 1; }
+    mkdir -p -m 0700 "$SANDBOX_DIR/lid" "$SANDBOX_DIR/sessions"
+    {
+        echo "#%PAM-1.0"
+        echo "# biounlock sandbox: the recommended stack (callers end-to-end tests)"
+        if [ -n "${SANDBOX_STACK_FIRST:-}" ]; then printf '%s\n' "$SANDBOX_STACK_FIRST"; fi
+        echo "auth     $SANDBOX_CONTROL $SANDBOX_BUILD/pam_biounlock.so $(sandbox_module_args "$@")"
+        echo "auth     [success=1 default=ignore] pam_unix.so nullok try_first_pass"
+        echo "auth     requisite pam_deny.so"
+        echo "auth     required pam_permit.so"
+        echo "account  required pam_unix.so"
+        echo "password required pam_deny.so"
+        echo "session  required pam_permit.so"
+    } >"$SANDBOX_DIR/etc/pam.d/$service.new" || return 1
+    chmod 0644 "$SANDBOX_DIR/etc/pam.d/$service.new"
+    mv -f "$SANDBOX_DIR/etc/pam.d/$service.new" "$SANDBOX_DIR/etc/pam.d/$service"
+}
+
 # Inside the namespace: put the copies in place, then prove they are in place.
 _sandbox_enter() {
     local f
@@ -174,12 +241,31 @@ _sandbox_enter() {
         mount --bind "$SANDBOX_DIR/etc/$f" "/etc/$f" || { sandbox_die "cannot bind /etc/$f"; return 1; }
     done
     mount --bind "$SANDBOX_DIR/etc/pam.d" /etc/pam.d || { sandbox_die "cannot bind /etc/pam.d"; return 1; }
+    if [ "${SANDBOX_PRIVATE_RUN:-0}" = 1 ]; then _sandbox_private_run || return 1; fi
     mkdir -p /run/sudo 2>/dev/null
     mount -t tmpfs -o mode=0711,size=1m sandbox-sudo /run/sudo || { sandbox_die "cannot mount tmpfs on /run/sudo"; return 1; }
     grep -q '^# biounlock sandbox sudoers' /etc/sudoers \
         || { sandbox_die "the sandbox's sudoers is not in place; refusing to go on"; return 1; }
     for f in ${SANDBOX_USERS:-}; do
         getent passwd "$f" >/dev/null || { sandbox_die "user $f not visible inside the sandbox"; return 1; }
+    done
+}
+
+# With SANDBOX_PRIVATE_RUN=1: an empty tmpfs on /run (sshd's /run/sshd, utmp, a private
+# /run/dbus for polkit, /run/tmp for temporary files) and private copies of the login records (/var/log/wtmp, btmp, lastlog,
+# faillog), so that sshd, login and su record their sessions inside the sandbox only.
+_sandbox_private_run() {
+    local f copy
+    mount -t tmpfs -o mode=0755,size=16m sandbox-run /run || { sandbox_die "cannot mount tmpfs on /run"; return 1; }
+    mkdir -m 0755 /run/sshd /run/dbus /run/user /run/log
+    mkdir -m 1777 /run/lock /run/tmp   # /run/tmp: temporary files of the test users, gone with the namespace
+    install -m 0664 -o root -g utmp /dev/null /run/utmp 2>/dev/null || : >/run/utmp
+    mkdir -p -m 0700 "$SANDBOX_DIR/var"
+    for f in /var/log/wtmp /var/log/btmp /var/log/lastlog /var/log/faillog; do
+        [ -f "$f" ] || continue
+        copy="$SANDBOX_DIR/var/${f##*/}"
+        [ -f "$copy" ] || { : >"$copy" && chown --reference="$f" "$copy" && chmod --reference="$f" "$copy"; } || return 1
+        mount --bind "$copy" "$f" || { sandbox_die "cannot bind $f"; return 1; }
     done
 }
 
@@ -192,7 +278,9 @@ sandbox_run() {
     local file
     file="$(mktemp "$SANDBOX_DIR/run/snippet.XXXXXX")" || return 125
     printf '%s\n' "$snippet" >"$file"
-    unshare --mount --propagation private -- bash -c '
+    local -a ns=(--mount --propagation private)
+    [ "${SANDBOX_PID_NS:-0}" = 1 ] && ns+=(--pid --fork --mount-proc)
+    unshare "${ns[@]}" -- bash -c '
         source "$SANDBOX_LIB" || exit 125
         _sandbox_enter || exit 125
         file=$1; shift
@@ -200,8 +288,10 @@ sandbox_run() {
     ' sandbox "$file" "$@"
 }
 
-# Removes the sandbox directory (the mounts died with their namespace).
+# Removes the sandbox directory (the mounts died with their namespace). SANDBOX_KEEP=1 keeps it
+# (transcripts, store, logs) and says where.
 sandbox_destroy() {
+    if [ "${SANDBOX_KEEP:-0}" = 1 ] && [ -n "${SANDBOX_DIR:-}" ]; then echo "# kept: $SANDBOX_DIR" >&2; return 0; fi
     if [ -n "${SANDBOX_DIR:-}" ] && [ -d "$SANDBOX_DIR" ]; then
         case "$SANDBOX_DIR" in /tmp/bsb.*) rm -rf -- "$SANDBOX_DIR" ;; esac
     fi
@@ -276,3 +366,190 @@ sandbox_enrol() {
     wait "$pid"; rc=$?
     return "$rc"
 }
+
+# sandbox_root CMD...: CMD as root with a clean environment and cwd /, killed after
+# SANDBOX_CMD_TIMEOUT seconds (default 30). The environment of whoever runs the tests (an
+# SSH_CONNECTION above all) must not reach the module.
+# With SANDBOX_AS_TTY=1 it stays in the caller's foreground process group (on the terminal).
+sandbox_root() {
+    local -a wrap=(timeout -k 5 "${SANDBOX_CMD_TIMEOUT:-30}")
+    [ "${SANDBOX_AS_TTY:-0}" = 1 ] && wrap=(timeout --foreground -k 5 "${SANDBOX_CMD_TIMEOUT:-30}")
+    (cd / && exec "${wrap[@]}" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root USER=root LOGNAME=root TERM="${TERM:-xterm}" LANG=C LC_ALL=C "$@")
+}
+
+# ---- sshd (inside the namespace; needs SANDBOX_PRIVATE_RUN=1 for /run/sshd) ----
+
+# sandbox_sshd_start MODE [CONFIG-LINES]: starts the real /usr/sbin/sshd in the foreground of
+# this namespace, listening on 127.0.0.1 only, on a port the kernel said was free, with the
+# sandbox's own host key and config (UsePAM yes: /etc/pam.d/sshd is the sandbox's). MODE is
+# `password` (PasswordAuthentication yes, keyboard-interactive no) or `kbdint` (the reverse).
+# Waits until sshd says it listens. Sets SANDBOX_SSHD_PORT, SANDBOX_SSHD_PID and
+# SANDBOX_SSH_OPTS (the client's options: no config, keys, agent or known_hosts file).
+# The log is $SANDBOX_DIR/ssh/sshd.log.
+sandbox_sshd_start() {
+    local mode=$1 extra=${2:-} dir="$SANDBOX_DIR/ssh" pw kbd port try i
+    [ -n "${SANDBOX_DIR:-}" ] || { sandbox_die "sandbox_sshd_start: no sandbox"; return 1; }
+    case "$mode" in
+        password) pw=yes kbd=no ;;
+        kbdint) pw=no kbd=yes ;;
+        *) sandbox_die "sandbox_sshd_start: mode password or kbdint"; return 1 ;;
+    esac
+    [ -d /run/sshd ] || { sandbox_die "no /run/sshd: set SANDBOX_PRIVATE_RUN=1"; return 1; }
+    mkdir -p -m 0700 "$dir"
+    [ -f "$dir/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C biounlock-sandbox -f "$dir/host_ed25519" \
+        || { sandbox_die "ssh-keygen failed"; return 1; }
+    for try in 1 2 3; do
+        port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') || return 1
+        {
+            echo "# biounlock sandbox sshd ($mode)"
+            echo "Port $port"
+            echo "ListenAddress 127.0.0.1"
+            echo "HostKey $dir/host_ed25519"
+            echo "PidFile $dir/sshd.pid"
+            echo "UsePAM yes"
+            echo "PasswordAuthentication $pw"
+            echo "KbdInteractiveAuthentication $kbd"
+            echo "PubkeyAuthentication no"
+            echo "HostbasedAuthentication no"
+            echo "PermitRootLogin no"
+            echo "PermitEmptyPasswords no"
+            echo "AuthorizedKeysFile none"
+            echo "AllowUsers${SANDBOX_USERS:-}"
+            echo "UseDNS no"
+            echo "PrintMotd no"
+            echo "PrintLastLog no"
+            echo "StrictModes no"
+            echo "MaxAuthTries 6"
+            echo "LoginGraceTime 60"
+            echo "MaxStartups 30:30:60"
+            echo "X11Forwarding no"
+            echo "AllowTcpForwarding no"
+            echo "AllowAgentForwarding no"
+            echo "LogLevel VERBOSE"
+            [ -n "$extra" ] && printf '%s\n' "$extra"
+        } >"$dir/sshd_config"
+        : >"$dir/sshd.log"
+        /usr/sbin/sshd -D -f "$dir/sshd_config" -E "$dir/sshd.log" </dev/null &
+        SANDBOX_SSHD_PID=$!
+        for ((i = 0; i < 200; i++)); do
+            if grep -q "Server listening on 127.0.0.1 port $port" "$dir/sshd.log"; then
+                SANDBOX_SSHD_PORT=$port
+                SANDBOX_SSH_OPTS=(-F /dev/null -p "$port" -o UserKnownHostsFile=/dev/null -o GlobalKnownHostsFile=/dev/null
+                    -o StrictHostKeyChecking=no -o PubkeyAuthentication=no -o IdentitiesOnly=yes -o IdentityAgent=none
+                    -o ConnectTimeout=20 -o LogLevel=ERROR -o NumberOfPasswordPrompts=1)
+                return 0
+            fi
+            kill -0 "$SANDBOX_SSHD_PID" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill "$SANDBOX_SSHD_PID" 2>/dev/null
+        wait "$SANDBOX_SSHD_PID" 2>/dev/null
+        # Only a port taken between the check and sshd's bind is worth another try.
+        grep -q "Address already in use" "$dir/sshd.log" || break
+    done
+    sandbox_die "sshd did not start: $(tail -n 5 "$dir/sshd.log")"
+    return 1
+}
+
+sandbox_sshd_stop() {
+    [ -n "${SANDBOX_SSHD_PID:-}" ] || return 0
+    kill "$SANDBOX_SSHD_PID" 2>/dev/null
+    wait "$SANDBOX_SSHD_PID" 2>/dev/null
+    SANDBOX_SSHD_PID=
+}
+
+# ---- polkit (inside the namespace; needs SANDBOX_PRIVATE_RUN=1) ----
+
+# sandbox_polkit_start: a private dbus-daemon as the system bus, listening on
+# /run/dbus/system_bus_socket of this namespace's private /run (where setuid programs such as
+# pkexec and polkit-agent-helper-1 look, whatever their environment says), and the real polkitd
+# on it. The sandbox's own action (org.biounlock.sandbox.test, auth_self) and rules
+# (SANDBOX_POLKIT_RULES: the text of 90-sandbox.rules, optional) are bind-mounted over
+# /usr/share/polkit-1/actions and /etc/polkit-1/rules.d inside the namespace only.
+# Sets SANDBOX_DBUS_PID and SANDBOX_POLKITD_PID; logs in $SANDBOX_DIR/polkit/.
+sandbox_polkit_start() {
+    local dir="$SANDBOX_DIR/polkit" i
+    [ -n "${SANDBOX_DIR:-}" ] || { sandbox_die "sandbox_polkit_start: no sandbox"; return 1; }
+    grep -q ' /run tmpfs ' /proc/self/mounts && grep -q '^sandbox-run /run ' /proc/self/mounts \
+        || { sandbox_die "no private /run: set SANDBOX_PRIVATE_RUN=1"; return 1; }
+    mkdir -p -m 0755 "$dir" "$dir/actions" "$dir/rules.d"
+    cp -p /usr/share/polkit-1/actions/*.policy "$dir/actions/" 2>/dev/null
+    {
+        echo '<?xml version="1.0" encoding="UTF-8"?>'
+        echo '<!DOCTYPE policyconfig PUBLIC "-//freedesktop//DTD PolicyKit Policy Configuration 1.0//EN"'
+        echo ' "http://www.freedesktop.org/standards/PolicyKit/1/policyconfig.dtd">'
+        echo '<policyconfig>'
+        echo '  <action id="org.biounlock.sandbox.test">'
+        echo '    <description>biounlock sandbox test action</description>'
+        echo '    <message>Authentication is required to run the biounlock sandbox test</message>'
+        echo '    <defaults>'
+        echo '      <allow_any>auth_self</allow_any>'
+        echo '      <allow_inactive>auth_self</allow_inactive>'
+        echo '      <allow_active>auth_self</allow_active>'
+        echo '    </defaults>'
+        echo '  </action>'
+        echo '</policyconfig>'
+    } >"$dir/actions/org.biounlock.sandbox.policy"
+    printf '%s\n' "${SANDBOX_POLKIT_RULES:-// biounlock sandbox: no rules}" >"$dir/rules.d/90-sandbox.rules"
+    chmod 0644 "$dir/actions/"* "$dir/rules.d/"*
+    mount --bind "$dir/actions" /usr/share/polkit-1/actions || { sandbox_die "cannot bind the polkit actions"; return 1; }
+    mount --bind "$dir/rules.d" /etc/polkit-1/rules.d || { sandbox_die "cannot bind the polkit rules"; return 1; }
+    {
+        echo '<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"'
+        echo ' "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">'
+        echo '<busconfig>'
+        echo '  <type>system</type>'
+        echo '  <listen>unix:path=/run/dbus/system_bus_socket</listen>'
+        echo '  <auth>EXTERNAL</auth>'
+        echo '  <policy context="default">'
+        echo '    <allow user="*"/>'
+        echo '    <allow own="*"/>'
+        echo '    <allow send_destination="*" eavesdrop="true"/>'
+        echo '    <allow eavesdrop="true"/>'
+        echo '  </policy>'
+        echo '</busconfig>'
+    } >"$dir/system-bus.conf"
+    dbus-daemon --config-file="$dir/system-bus.conf" --nofork --nopidfile --nosyslog >"$dir/dbus.log" 2>&1 &
+    SANDBOX_DBUS_PID=$!
+    for ((i = 0; i < 200; i++)); do
+        [ -S /run/dbus/system_bus_socket ] && break
+        kill -0 "$SANDBOX_DBUS_PID" 2>/dev/null || { sandbox_die "dbus-daemon ended: $(cat "$dir/dbus.log")"; return 1; }
+        sleep 0.05
+    done
+    [ -S /run/dbus/system_bus_socket ] || { sandbox_die "no system bus socket"; return 1; }
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin /usr/lib/polkit-1/polkitd --no-debug >"$dir/polkitd.log" 2>&1 &
+    SANDBOX_POLKITD_PID=$!
+    for ((i = 0; i < 200; i++)); do
+        if env -i DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/dbus/system_bus_socket \
+            dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \
+            string:org.freedesktop.PolicyKit1 2>/dev/null | grep -q 'boolean true'; then
+            return 0
+        fi
+        kill -0 "$SANDBOX_POLKITD_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    sandbox_die "polkitd did not take its name on the bus: $(tail -n 5 "$dir/polkitd.log")"
+    return 1
+}
+
+sandbox_polkit_stop() {
+    local p
+    for p in "${SANDBOX_POLKITD_PID:-}" "${SANDBOX_DBUS_PID:-}"; do
+        [ -n "$p" ] || continue
+        kill "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    SANDBOX_POLKITD_PID= SANDBOX_DBUS_PID=
+}
+
+# Run as a program (by expect, which cannot call shell functions), inside a snippet:
+#   bash "$SANDBOX_LIB" as USER CMD...      sandbox_as on the caller's terminal (SANDBOX_AS_TTY=1)
+#   bash "$SANDBOX_LIB" root CMD...         sandbox_root on the caller's terminal
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    case "${1:-}" in
+        as) shift; SANDBOX_AS_TTY=1 sandbox_as "$@"; exit $? ;;
+        root) shift; SANDBOX_AS_TTY=1 sandbox_root "$@"; exit $? ;;
+        *) echo "usage: bash sandbox.sh as USER CMD... | root CMD..." >&2; exit 64 ;;
+    esac
+fi

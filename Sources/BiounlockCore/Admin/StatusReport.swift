@@ -6,7 +6,14 @@ public enum StatusReport {
         public var options: Options
         public var time: Int64
         public var bootID: String?
-        public init(options: Options, time: Int64, bootID: String?) { self.options = options; self.time = time; self.bootID = bootID }
+        /// Whether each record belongs to the account that has its name now (NSS by default).
+        public var binding: (UserRecord) -> AccountBinding
+        /// The admin's global options, repeated in the commands suggested.
+        public var globals: [String]
+        public init(options: Options, time: Int64, bootID: String?, globals: [String] = [],
+                    binding: @escaping (UserRecord) -> AccountBinding = { AccountBinding.of($0, account: Accounts.lookup($0.name)) }) {
+            self.options = options; self.time = time; self.bootID = bootID; self.globals = globals; self.binding = binding
+        }
     }
 
     /// Says what is wrong with a stored template (e.g. a truncated libfprint print), or nil.
@@ -44,6 +51,10 @@ public enum StatusReport {
         let locks = [Lockouts.biometric(r, options: now.options, now: now.time) != .open ? "finger locked" : nil,
                      Lockouts.passcode(r, options: now.options, now: now.time) != .open ? "passcode locked" : nil].compactMap { $0 }
         let services = r.serviceOverrides.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value ? "on" : "off")" }
+        let binding = now.binding(r)
+        guard binding.isBound else {
+            return "\(r.name): NOT THIS ACCOUNT'S -- \(binding.problem(user: r.name)); clear it with: \(AccountBinding.fix(user: r.name, globals: now.globals))"
+        }
         var parts = ["\(r.name): \(r.enabled ? "on" : "off")"]
         if !services.isEmpty { parts.append("(" + services.joined(separator: ", ") + ")") }
         parts.append("· \(r.templates.count) finger\(r.templates.count == 1 ? "" : "s")")
@@ -60,7 +71,8 @@ public enum StatusReport {
     }
 
     public static func json(user r: UserRecord, now: Now, check: TemplateCheck = { _ in nil }) -> JSON {
-        .object([
+        let binding = now.binding(r)
+        return .object([
             ("user", .string(r.name)),
             ("enabled", .bool(r.enabled)),
             ("services", .object(r.serviceOverrides.sorted { $0.key < $1.key }.map { ($0.key, JSON.bool($0.value)) })),
@@ -80,7 +92,23 @@ public enum StatusReport {
             ("passcode_lockout", json(Lockouts.passcode(r, options: now.options, now: now.time), now: now)),
             ("passcode_required", PasscodeRequirement.reason(r, options: now.options, now: now.time, bootID: now.bootID)
                 .map { .string(requirementName($0)) } ?? .null),
+            ("uid", r.uid.map { .int(Int64($0)) } ?? .null),
+            ("account", json(binding, user: r.name, now: now)),
         ])
+    }
+
+    /// {"matches": true} or {"matches": false, "uid": 1005 (or null), "problem": "...", "fix": "biounlock forget alice"}.
+    static func json(_ binding: AccountBinding, user: String, now: Now) -> JSON {
+        switch binding {
+        case .bound:
+            return .object([("matches", .bool(true)), ("uid", .null), ("problem", .null), ("fix", .null)])
+        case .otherAccount(_, let accountUID):
+            return .object([("matches", .bool(false)), ("uid", .int(Int64(accountUID))), ("problem", .string(binding.problem(user: user))),
+                            ("fix", .string(AccountBinding.fix(user: user, globals: now.globals)))])
+        case .noAccount:
+            return .object([("matches", .bool(false)), ("uid", .null), ("problem", .string(binding.problem(user: user))),
+                            ("fix", .string(AccountBinding.fix(user: user, globals: now.globals)))])
+        }
     }
 
     /// `boot`, `enrolment` or `age`: the rule that makes the passcode required.
@@ -103,7 +131,12 @@ public enum StatusReport {
 
     public static func text(user r: UserRecord, now: Now, check: TemplateCheck = { _ in nil }) -> String {
         var lines = ["\(r.name)"]
-        lines.append("  biometric unlock: \(r.enabled ? "on" : "off")")
+        let binding = now.binding(r)
+        if !binding.isBound {
+            lines.append("  NOT THIS ACCOUNT'S RECORD: \(binding.problem(user: r.name)).")
+            lines.append("    The module ignores it. Clear it with: \(AccountBinding.fix(user: r.name, globals: now.globals))")
+        }
+        lines.append("  biometric unlock: \(r.enabled ? "on" : "off")\(binding.isBound || !r.enabled ? "" : " (stored, but ignored: see above)")")
         for (service, on) in r.serviceOverrides.sorted(by: { $0.key < $1.key }) {
             lines.append("    for \(service): \(on ? "on" : "off")")
         }

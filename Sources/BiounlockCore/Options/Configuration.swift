@@ -26,13 +26,14 @@ public enum Configuration {
                             readFile: (String) -> Result<String, FileTrustProblem> = { TrustedFiles.readText($0) },
                             fprintdService: () -> String? = { SensorSelection.installedFprintdService() }) -> Result<Loaded, Failure> {
         var options = Options()
+        var origins = OptionOrigins()
         var diagnostics: [OptionDiagnostic] = []
         var notes: [String] = []
         let explicitPath = OptionParser.configPath(in: arguments)
         let path = explicitPath ?? Options.defaultConfigPath
         switch readFile(path) {
         case .success(let text):
-            diagnostics += OptionParser.apply(configText: text, path: path, to: &options)
+            diagnostics += OptionParser.apply(configText: text, path: path, to: &options, origins: &origins)
         case .failure(.missing):
             // No config file is a normal installation; a named one that is missing is worth a note.
             if explicitPath != nil { notes.append("config file \(path) does not exist; using defaults") }
@@ -40,7 +41,7 @@ public enum Configuration {
             // A config file we cannot trust could point db= at a store an attacker wrote.
             return .failure(.untrustedConfig(problem))
         }
-        diagnostics += OptionParser.apply(arguments: arguments, to: &options)
+        diagnostics += OptionParser.apply(arguments: arguments, to: &options, origins: &origins)
         options.configPath = path
         options = SensorSelection.resolve(options, fprintdService: fprintdService)
         return .success(Loaded(options: options, diagnostics: diagnostics, notes: notes))

@@ -6,18 +6,48 @@ public struct OptionDiagnostic: Equatable, Sendable, CustomStringConvertible {
         case invalidValue(key: String, accepts: String)
         case malformedLine
         case notAllowedInConfigFile(String)
+        /// The key was set before in the same place (the pam.d line, or the file), at `earlier`.
+        case repeated(key: String, earlier: String)
     }
     public let kind: Kind
     /// "argument 3" or "/etc/security/biounlock.conf:12".
     public let location: String
+    /// What is in force for the key afterwards, as said in the line: "the default", "5 (argument 1)".
+    public let kept: String
+    /// For `repeated`: the value that was set before and is no longer used.
+    public let replaced: String
+
+    public init(kind: Kind, location: String, kept: String = "the default", replaced: String = "") {
+        self.kind = kind; self.location = location; self.kept = kept; self.replaced = replaced
+    }
 
     public var description: String {
         switch kind {
         case .unknownKey(let key): return "\(location): unknown option '\(key)' ignored"
-        case .invalidValue(let key, let accepts): return "\(location): invalid value for '\(key)' (expects \(accepts)); default kept"
+        case .invalidValue(let key, let accepts): return "\(location): invalid value for '\(key)' (expects \(accepts)); keeping \(kept)"
         case .malformedLine: return "\(location): not 'key = value'; line ignored"
         case .notAllowedInConfigFile(let key): return "\(location): '\(key)' is only valid as a module argument; ignored"
+        case .repeated(let key, let earlier): return "\(location): '\(key)' given again (also \(earlier)); using \(kept), not \(replaced)"
         }
+    }
+}
+
+/// Where each key's value in force came from, so that a diagnostic can say truthfully which value
+/// is kept: the default, or the value set at a location. Shared across the config file and the
+/// module arguments by Configuration.load.
+public struct OptionOrigins: Sendable {
+    struct Origin: Sendable {
+        /// "arguments" or the config file's path: a key set twice in one source is a repeat.
+        let source: String
+        let location: String
+        let value: String
+    }
+    var byKey: [String: Origin] = [:]
+    public init() {}
+
+    /// "the default" or "VALUE (LOCATION)".
+    func kept(_ key: String) -> String {
+        byKey[key].map { "\($0.value) (\($0.location))" } ?? "the default"
     }
 }
 
@@ -26,10 +56,15 @@ public struct OptionDiagnostic: Equatable, Sendable, CustomStringConvertible {
 public enum OptionParser {
     /// Applies module-argument words such as `policy=biometrics` or `debug` to `options`.
     public static func apply(arguments words: [String], to options: inout Options) -> [OptionDiagnostic] {
+        var origins = OptionOrigins()
+        return apply(arguments: words, to: &options, origins: &origins)
+    }
+
+    public static func apply(arguments words: [String], to options: inout Options, origins: inout OptionOrigins) -> [OptionDiagnostic] {
         var diagnostics: [OptionDiagnostic] = []
         for (index, word) in words.enumerated() {
             let (key, value) = split(word, separator: "=")
-            if let d = apply(key: key, value: value, to: &options, location: "argument \(index + 1)") {
+            if let d = apply(key: key, value: value, to: &options, location: "argument \(index + 1)", source: "arguments", origins: &origins) {
                 diagnostics.append(d)
             }
         }
@@ -51,8 +86,16 @@ public enum OptionParser {
 
     /// Applies the text of a config file. `config` may not point to yet another file.
     public static func apply(configText text: String, path: String, to options: inout Options) -> [OptionDiagnostic] {
+        var origins = OptionOrigins()
+        return apply(configText: text, path: path, to: &options, origins: &origins)
+    }
+
+    public static func apply(configText rawText: String, path: String, to options: inout Options, origins: inout OptionOrigins) -> [OptionDiagnostic] {
         var diagnostics: [OptionDiagnostic] = []
         var lineNumber = 0
+        // A UTF-8 byte-order mark (some editors write one) is not part of the first key.
+        var text = Substring(rawText)
+        if text.unicodeScalars.first == "\u{FEFF}" { text = Substring(text.unicodeScalars.dropFirst()) }
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
             let line = trim(rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "")
@@ -69,21 +112,27 @@ public enum OptionParser {
                 diagnostics.append(OptionDiagnostic(kind: .notAllowedInConfigFile(key), location: location))
                 continue
             }
-            if let d = apply(key: key, value: value, to: &options, location: location) {
+            if let d = apply(key: key, value: value, to: &options, location: location, source: path, origins: &origins) {
                 diagnostics.append(d)
             }
         }
         return diagnostics
     }
 
-    static func apply(key: String, value: String?, to options: inout Options, location: String) -> OptionDiagnostic? {
+    static func apply(key: String, value: String?, to options: inout Options, location: String, source: String,
+                      origins: inout OptionOrigins) -> OptionDiagnostic? {
         guard let known = Options.key(named: key) else {
             return OptionDiagnostic(kind: .unknownKey(sanitizedForLog(key)), location: location)
         }
-        if let value, value.utf8.count > maximumOptionValueLength {
-            return OptionDiagnostic(kind: .invalidValue(key: key, accepts: known.accepts), location: location)
+        guard value.map({ $0.utf8.count <= maximumOptionValueLength }) ?? true, known.apply(&options, value) else {
+            return OptionDiagnostic(kind: .invalidValue(key: key, accepts: known.accepts), location: location, kept: origins.kept(key))
         }
-        return known.apply(&options, value) ? nil : OptionDiagnostic(kind: .invalidValue(key: key, accepts: known.accepts), location: location)
+        let shown = value.map { sanitizedForLog($0) } ?? "(no value)"
+        let earlier = origins.byKey[key]
+        origins.byKey[key] = OptionOrigins.Origin(source: source, location: location, value: shown)
+        guard let earlier, earlier.source == source else { return nil }
+        return OptionDiagnostic(kind: .repeated(key: key, earlier: earlier.location), location: location,
+                                kept: origins.kept(key), replaced: earlier.value)
     }
 
     static func split(_ word: String, separator: Character) -> (String, String?) {

@@ -82,6 +82,11 @@ public struct UserRecord: Equatable, Sendable {
     public var passcodeEnrolmentVersion: Int64?
     /// Bumped by every change of the enrolled set (enrol, re-enrol, unenrol).
     public var enrolmentVersion: Int64 = 0
+    /// The account the row belongs to. A name is only a key: after an account is deleted, NSS
+    /// may give its name to a new account (another uid), which must not inherit the old fingers
+    /// and passcode. nil: bound to no account (a row from before the binding whose name was no
+    /// account then, or a damaged value). See AccountBinding.
+    public var uid: UInt32?
 
     public init(name: String, enabled: Bool = false, serviceOverrides: [String: Bool] = [:], templates: [Template] = [],
                 passcode: StoredPasscode? = nil, biometricFailures: Int = 0, passcodeFailures: Int = 0,
@@ -131,10 +136,24 @@ public protocol AuthStore: AnyObject {
     /// count once it would survive a power loss.
     @discardableResult
     func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) -> Int
-    /// Counts one passcode attempt *before* it is checked, in one atomic statement that refuses
-    /// (returns false, counts nothing) while the passcode lockout runs. A success resets the
-    /// count. So attempts made at the same time can never get more guesses than the lockout allows.
+    /// Counts one passcode attempt *before* it is checked, atomically (in the store's write
+    /// transaction), refusing it (false, nothing counted) while the passcode lockout runs. A
+    /// success resets the count. So attempts made at the same time can never get more guesses
+    /// than the lockout allows.
     func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool
+    /// One whole passcode attempt: reserve (count it, or refuse it while locked), make the count
+    /// durable, run `check` (the Argon2id verification), and record the result -- a right
+    /// passcode clears the counters as recordSuccess(.passcode) does. An attempt that finds the
+    /// lockout reached while other attempts of the user are being checked waits for their results
+    /// (bounded, across processes) before it is refused: right passcodes typed at the same moment
+    /// all succeed, and still no more than `threshold` wrong ones are ever checked.
+    /// Throws when the attempt could be neither counted nor checked (or, rarely, was counted but
+    /// not checked: the safe side); then `check` has not run.
+    func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt
+    /// Whether attempts of `user` are being checked right now (by any process). Their counts are
+    /// in the record already, so a lockout read from it may yet be lifted by one of them: the
+    /// passcode is still worth asking for (attemptPasscode then waits for their results).
+    func passcodeAttemptsInFlight(user: String) -> Bool
     /// Notes when the last failure happened (the count was taken by reservePasscodeAttempt).
     func recordLastFailure(user: String, at time: Int64) throws(StoreFailure)
     /// Resets the counters a success clears: a finger clears the biometric counter; a passcode
@@ -153,6 +172,43 @@ public protocol AuthStore: AnyObject {
 
 extension AuthStore {
     public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) { writes() }
+
+    /// One client at a time (the tests' memory store): nothing is ever in flight.
+    public func passcodeAttemptsInFlight(user: String) -> Bool { false }
+
+    /// The attempt composed from the single steps, for stores with one client at a time (the
+    /// tests' memory store); Store serialises each user's attempts across processes.
+    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
+        guard try reservePasscodeAttempt(user: user, at: clock.now(), threshold: threshold) else {
+            guard let record = try loadUser(user), case .locked(let until) = Lockouts.passcode(
+                failures: record.passcodeFailures, failureAt: record.passcodeFailureAt, threshold: threshold, now: clock.now()) else {
+                return .locked(until: nil)
+            }
+            return .locked(until: until)
+        }
+        if check() {
+            do { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
+                return .accepted(resetFailure: error)
+            }
+            return .accepted(resetFailure: nil)
+        }
+        let failures = (try? loadUser(user))?.passcodeFailures ?? 0
+        do { try recordLastFailure(user: user, at: clock.now()) } catch { return .rejected(failures: failures, writeFailure: error) }
+        return .rejected(failures: failures, writeFailure: nil)
+    }
+}
+
+/// How one passcode attempt ended (AuthStore.attemptPasscode).
+public enum PasscodeAttempt: Equatable, Sendable {
+    /// Counted, checked and right; the counters are cleared already, unless `resetFailure` says
+    /// why they could not be (the success stands).
+    case accepted(resetFailure: StoreFailure?)
+    /// Counted, checked and wrong: `failures` consecutive wrong passcodes now. `writeFailure`:
+    /// the time of the failure could not be noted (the count was taken before the check).
+    case rejected(failures: Int, writeFailure: StoreFailure?)
+    /// Neither counted nor checked: the lockout runs, until `until` (nil: until a success or an
+    /// admin's reset).
+    case locked(until: Int64?)
 }
 
 /// Why the reader cannot be used now (biometrics "unavailable": fall back, never a failed match).

@@ -1,5 +1,7 @@
 /// Lockouts, as pure functions of a user's record and the time, so the module, the CLI's
-/// `status` and the tests agree on them.
+/// `status` and the tests agree on them. This is the only implementation of the waits: the
+/// store's atomic reservation (Store.reservePasscodeAttempt) reads the counter inside its write
+/// transaction and asks `passcode(failures:failureAt:threshold:now:)` too.
 ///
 /// - Biometric lockout: `bio_lockout` consecutive failed matches lock the finger until a
 ///   passcode succeeds (or `biounlock reset`). Under policy=biometrics there is no biounlock
@@ -18,7 +20,7 @@ public enum Lockouts {
     public static func biometric(_ record: UserRecord, options: Options, now: Int64) -> State {
         guard record.biometricFailures >= options.biometricLockout else { return .open }
         guard options.policy == .biometrics else { return .locked(until: nil) }
-        let until = (record.biometricFailureAt ?? 0) &+ Int64(options.biometricUnlockSeconds)
+        let until = saturatingSum(record.biometricFailureAt ?? 0, Int64(options.biometricUnlockSeconds))
         return now < until ? .locked(until: until) : .open
     }
 
@@ -32,10 +34,25 @@ public enum Lockouts {
     }
 
     public static func passcode(_ record: UserRecord, options: Options, now: Int64) -> State {
-        let wait = passcodeWait(afterFailures: record.passcodeFailures, threshold: options.passcodeLockout)
+        passcode(failures: record.passcodeFailures, failureAt: record.passcodeFailureAt, threshold: options.passcodeLockout, now: now)
+    }
+
+    /// The passcode lockout from the stored counter and clock (a missing clock counts as 0, as
+    /// loadUser reads it).
+    public static func passcode(failures: Int, failureAt: Int64?, threshold: Int, now: Int64) -> State {
+        let wait = passcodeWait(afterFailures: failures, threshold: threshold)
         guard wait > 0 else { return .open }
-        let until = (record.passcodeFailureAt ?? 0) &+ wait
+        let until = saturatingSum(failureAt ?? 0, wait)
         return now < until ? .locked(until: until) : .open
+    }
+
+    /// `a + b` for b >= 0, stopping at Int64.max instead of wrapping: a stored time near
+    /// Int64.max (a damaged store, a clock set far ahead) must lock until the end of time, never
+    /// wrap around to a negative end that reads as "open" (SQL, which once decided this too,
+    /// turned the overflow into a REAL and said "locked": status and the module disagreed).
+    static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b < 0 ? Int64.min : Int64.max) : sum
     }
 }
 

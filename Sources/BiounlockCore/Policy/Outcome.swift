@@ -4,6 +4,8 @@ public enum Reason: String, Sendable, Error {
     case matched = "finger-matched"
     case passcodeAccepted = "passcode-accepted"
     case notEnabled = "not-enabled"
+    /// The store's row for the name belongs to another account (AccountBinding): as not enabled.
+    case recordOfAnotherAccount = "record-of-another-account"
     case unknownUser = "unknown-user"
     case storeUnavailable = "store-unavailable"
     case nothingEnrolled = "nothing-enrolled"

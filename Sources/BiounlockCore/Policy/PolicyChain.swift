@@ -18,7 +18,7 @@ public struct AuthRequest: Sendable {
 ///   1. remote    a remote session, under remote=ignore (default)    -> ignore
 ///   2. account   the user must exist on the system                  -> userUnknown
 ///   3. store     the store must open and be trusted                 -> unavailable
-///   4. toggle    biometric unlock enabled for this service?         -> ignore
+///   4. toggle    biometric unlock enabled for this service, and the row this account's? -> ignore
 ///   5. passcode  locked? then only the finger and the password are taken, and the user is told
 ///   6. gates     biometrics locked, passcode required, remote=passcode, lid closed -> no finger
 ///   7. reader    something enrolled, the reader opens               -> else no finger
@@ -143,11 +143,21 @@ public final class PolicyChain {
             logger.log(.error, "store unreadable: \(error)")
             return Decision(.unavailable, .storeUnavailable)
         }
+        // The row must belong to this account, not just to its name (AccountBinding): a name given
+        // to a new account after the old one was deleted inherits nothing.
+        let binding = AccountBinding.of(user, account: account)
+        guard binding.isBound else {
+            logger.log(.warning, "\(binding.problem(user: account.name)); ignored until cleared with: \(AccountBinding.fix(user: account.name))")
+            return Decision(.ignore, .recordOfAnotherAccount)
+        }
 
         let now = clock.now()
         let passcode = options.policy == .biometricsOrPasscode ? user.passcode : nil
         var passcodeLockedUntil: Int64?
-        if passcode != nil, case .locked(let until?) = Lockouts.passcode(user, options: options, now: now) {
+        // Locked, unless attempts that are being checked right now may yet lift it (their counts
+        // are in the record already): then the passcode is still taken, and its attempt waits for them.
+        if passcode != nil, case .locked(let until?) = Lockouts.passcode(user, options: options, now: now),
+           !store.passcodeAttemptsInFlight(user: user.name) {
             passcodeLockedUntil = until
         }
         // What biounlock's prompt takes: the passcode only while it can be checked.
@@ -263,11 +273,13 @@ public final class PolicyChain {
     /// Unix password. Nothing is shown for a wrong passcode: the caller reports the final failure.
     /// The passcode itself, once verified, never becomes PAM_AUTHTOK.
     ///
-    /// Cost: a wrong passcode, no passcode and a locked passcode each cost one Argon2id
-    /// computation at the shipped cost (TimingTests); text that cannot be a passcode of the
-    /// user's kind (letters for a PIN) costs none and is not counted, so that callers which never
-    /// call pam_setcred (polkit's helper, some lockers) do not pile up failures from a correct
-    /// Unix password.
+    /// Cost (TimingTests): a wrong passcode and no passcode each cost one Argon2id computation at
+    /// the shipped cost, so the two cannot be told apart by time. While the passcode is locked
+    /// nothing is checked and no Argon2id runs: a lockout also spares the machine a guessing run,
+    /// and it is no secret (the user is told, and the guesses that caused it were the guesser's).
+    /// Text that cannot be a passcode of the user's kind (letters for a PIN) costs none and is not
+    /// counted, so that callers which never call pam_setcred (polkit's helper, some lockers) do
+    /// not pile up failures from a correct Unix password.
     func decideTyped(_ typed: Secret, user: UserRecord, passcodeLocked: Bool, request: AuthRequest, store: AuthStore) -> Decision {
         guard options.policy == .biometricsOrPasscode else { return handOn(typed, .passwordHandedOver) }
         guard let stored = user.passcode else {
@@ -275,48 +287,43 @@ public final class PolicyChain {
             return handOn(typed, .noPasscode)
         }
         guard stored.kind.problem(with: typed) == nil else { return handOn(typed, .passwordHandedOver) }
-        if passcodeLocked {
-            Passcode.burnEquivalentWork()
-            return handOn(typed, .passcodeLocked, method: .passcode)
-        }
+        if passcodeLocked { return handOn(typed, .passcodeLocked, method: .passcode) }
         do { try Passcode.checkUsable(stored.hash) } catch {
             logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
             return handOn(typed, .passcodeUnusable, method: .passcode)
         }
-        // Count the attempt before checking it, atomically refused while the lockout runs: a guess
-        // that cannot be counted (store read-only, disk full, write lock held past the busy
-        // timeout, RLIMIT_FSIZE, the process killed after the check) would be a free guess, so it
-        // is not checked at all; guesses made at the same moment cannot outrun the lockout. A
-        // right passcode clears the count (recordSuccess).
+        // A pattern is compared in its canonical form (problem(with:) said it has one).
+        let secret = stored.kind.normalized(typed) ?? typed
+        // One call does the whole attempt (AuthStore.attemptPasscode): count it before checking it,
+        // atomically refused while the lockout runs -- after waiting for the user's attempts in
+        // flight, one of which may be right; a guess that cannot be counted (store read-only, disk
+        // full, no turn in time, RLIMIT_FSIZE or RLIMIT_NOFILE, the process killed after the
+        // check) would be a free guess, so it is not checked at all and goes on to the password;
+        // a right passcode clears the count before it leaves flight.
+        let attempt: PasscodeAttempt
         do {
-            guard try store.reservePasscodeAttempt(user: user.name, at: clock.now(), threshold: options.passcodeLockout) else {
-                // Locked by attempts made meanwhile (the check at the start saw it open).
-                let now = clock.now()
-                if let fresh = try? store.loadUser(user.name), case .locked(let until?) = Lockouts.passcode(fresh, options: options, now: now) {
-                    say(request, exchange: Messages.passcodeLocked(stored.kind, timeLeft: until &- now, fingerUsable: false), isError: true)
-                }
-                Passcode.burnEquivalentWork()
-                return handOn(typed, .passcodeLocked, method: .passcode)
+            attempt = try store.attemptPasscode(user: user.name, threshold: options.passcodeLockout, clock: clock, bootID: bootID() ?? "") {
+                // Unusable hashes were refused above; should verify throw anyway, it is no match.
+                (try? Passcode.verify(secret, against: stored.hash)) ?? false
             }
         } catch {
             logger.log(.error, "cannot count the passcode attempt of \(user.name): \(error)")
             return handOn(typed, .storeUnavailable, method: .passcode)
         }
-        // A pattern is compared in its canonical form (problem(with:) said it has one).
-        let secret = stored.kind.normalized(typed) ?? typed
-        do {
-            if try Passcode.verify(secret, against: stored.hash) {
-                recordSuccess(user: user.name, method: .passcode)
-                return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
-            }
-        } catch {
-            // Unreachable after checkUsable; an unusable hash never grants anything.
-            return handOn(typed, .passcodeUnusable, method: .passcode)
+        switch attempt {
+        case .accepted(let resetFailure):
+            // The counters are cleared already; run() writes only the audit row.
+            if let resetFailure { logger.log(.error, "cannot record success for \(user.name): \(resetFailure)") }
+            return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
+        case .rejected(_, let writeFailure):
+            if let writeFailure { logger.log(.error, "cannot record the time of a wrong passcode for \(user.name): \(writeFailure)") }
+            return handOn(typed, .wrongPasscode, method: .passcode)
+        case .locked(let until):
+            // Locked by attempts made meanwhile (the check at the start saw it open): not checked,
+            // and the user told once.
+            if let until { say(request, exchange: Messages.passcodeLocked(stored.kind, timeLeft: until &- clock.now(), fingerUsable: false), isError: true) }
+            return handOn(typed, .passcodeLocked, method: .passcode)
         }
-        do { try store.recordLastFailure(user: user.name, at: clock.now()) } catch {
-            logger.log(.error, "cannot record the time of a wrong passcode for \(user.name): \(error)")
-        }
-        return handOn(typed, .wrongPasscode, method: .passcode)
     }
 
     /// Hands typed text to the next module as PAM_AUTHTOK (libpam keeps its own copy and wipes it

@@ -4,6 +4,7 @@ import Glibc
 public struct Account: Equatable, Sendable {
     public let name: String
     public let uid: UInt32
+    public init(name: String, uid: UInt32) { self.name = name; self.uid = uid }
 }
 
 public enum Accounts {

@@ -41,6 +41,17 @@ struct Context {
         return account
     }
 
+    /// Refuses to add credentials or settings to a row that belongs to another account than the
+    /// one `account` is (AccountBinding): the admin clears it first, so that nothing of the old
+    /// account's is mixed with the new one's.
+    func requireOwnRecord(_ account: Account, in store: Store) throws(CommandFailure) {
+        guard let record = try storeCall("cannot read the store", { () throws(StoreFailure) in try store.loadUser(account.name) }) else { return }
+        let binding = AccountBinding.of(record, account: account)
+        guard binding.isBound else {
+            throw CommandFailure("\(binding.problem(user: account.name)).\n  Clear the old record first (its fingers, passcode, settings and counters), then set \(account.name) up again:\n    run: \(AccountBinding.fix(user: account.name, globals: invocation.globals.typed))")
+        }
+    }
+
     /// The finger a --finger value names (fprintd's names, or the short forms).
     func finger(_ name: String) throws(UsageError) -> Finger {
         guard let finger = Finger(name: name) else {

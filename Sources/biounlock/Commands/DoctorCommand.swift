@@ -71,6 +71,7 @@ enum DoctorCommand {
                                 fix: "chown root:root the file and its directory; chmod 0700 the directory, 0600 the file"))
         } else {
             checks.append(Check(name: "store", status: .ok, detail: "\(context.options.storePath): root-owned, not writable by others", fix: nil))
+            checks += recordChecks(context, globals: invocation.globals.typed)
         }
         switch TrustedFiles.checkFile(context.options.configPath) {
         case nil:
@@ -127,6 +128,29 @@ enum DoctorCommand {
             }
         }
         return checks.contains { $0.status == .problem } ? 1 : 0
+    }
+
+    /// Rows that belong to another account than the one that has the name now (AccountBinding).
+    static func recordChecks(_ context: Context, globals: [String]) -> [Check] {
+        let records: [UserRecord]
+        do {
+            let store = try context.openStore()
+            records = try storeCall("cannot read the store") { () throws(StoreFailure) -> [UserRecord] in
+                var out: [UserRecord] = []
+                for name in try store.userNames() {
+                    if let r = try store.loadUser(name) { out.append(r) }
+                }
+                return out
+            }
+        } catch {
+            return [Check(name: "store", status: .problem, detail: error.message, fix: nil)]
+        }
+        return records.compactMap { r in
+            let binding = AccountBinding.of(r, account: Accounts.lookup(r.name))
+            guard !binding.isBound else { return nil }
+            return Check(name: "store/\(sanitizedForLog(r.name))", status: .warning, detail: "\(binding.problem(user: r.name)); the module ignores the record",
+                         fix: AccountBinding.fix(user: r.name, globals: globals))
+        }
     }
 
     static func moduleCheck(_ path: String) -> Check {

@@ -25,6 +25,7 @@ enum EnableCommand {
         }
         let store = try context.openStore()
         if enabled {
+            try context.requireOwnRecord(account, in: store)
             let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
             // Like canEvaluatePolicy before the toggle: a reader must be there (libfprint only; the
             // simulated sensor exists only while something listens on its socket).

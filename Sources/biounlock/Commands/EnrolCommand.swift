@@ -25,6 +25,7 @@ enum EnrolCommand {
         }
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
+        try context.requireOwnRecord(account, in: store)
         if options.sensor == .fprintd {
             return try enrolInFprintd(context, options: options, store: store, user: account.name, finger: finger, seconds: seconds)
         }

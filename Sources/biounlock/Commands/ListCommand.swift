@@ -23,7 +23,7 @@ enum ListCommand {
                 return out
             }
         }
-        let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID())
+        let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID(), globals: invocation.globals.typed)
         if context.options.sensor == .fprintd, let error = FprintdFingers.add(to: &records, options: context.options) {
             Output.error("warning: fprintd could not be asked for the enrolled fingers: \(error)")
         }

@@ -1,5 +1,6 @@
 import Glibc
 import BiounlockCore
+import BiounlockStore
 
 /// `biounlock passcode set|clear USER`: biounlock's own passcode (Argon2id), the fallback
 /// under policy=biometrics-or-passcode.
@@ -20,38 +21,52 @@ enum PasscodeCommand {
         let context = try Context(invocation)
         let account = try context.account(invocation.positionals[0])
         let kindName = invocation.value("--kind") ?? PasscodeKind.pin.rawValue
+        // Refused before anything is typed when the record is another account's.
+        var opened: Store?
+        if context.storeExists {
+            let store = try context.openStore()
+            try context.requireOwnRecord(account, in: store)
+            opened = store
+        }
         guard let kind = PasscodeKind(rawValue: kindName) else {
             throw UsageError("unknown kind '\(kindName)'; use pin, password or pattern", command: set)
         }
         let typed: Secret
         if invocation.has("--stdin") {
+            // Nothing of the secret is printed: standard output ends up in provisioning logs.
             typed = try SecretInput.readLine(fd: STDIN_FILENO)
         } else {
             guard isatty(STDIN_FILENO) != 0 else {
                 throw UsageError("standard input is not a terminal; pass --stdin to read the passcode from it", command: set)
             }
             let noun = kind == .pin ? "PIN" : kind.rawValue
+            // The pattern's drawing goes to the terminal only, while it is confirmed, and is erased
+            // once the repeat is typed (where the terminal can erase).
+            let terminal = TerminalNotes()
             if kind == .pattern {
-                Output.line("Type the pattern as the digits of its points:\n" + Pattern.draw([1, 2, 3, 4, 5, 6, 7, 8, 9]).split(separator: "\n").dropLast().joined(separator: "\n"))
+                terminal?.show("Type the pattern as the digits of its points:\n"
+                               + Pattern.draw([1, 2, 3, 4, 5, 6, 7, 8, 9]).split(separator: "\n").dropLast().joined(separator: "\n") + "\n")
             }
             typed = try SecretInput.prompt("New \(noun) for \(account.name): ")
             if let problem = kind.problem(with: typed) { throw CommandFailure("passcode not set: \(problem)") }
+            var drawn = 0
             if kind == .pattern, case .success(let path) = typed.withBytes({ Pattern.canonical(Array($0)) }) {
-                Output.line(Pattern.draw(path))
+                drawn = terminal?.show(Pattern.draw(path) + "\n") ?? 0
             }
-            let again = try SecretInput.prompt("Repeat the \(noun): ")
+            let again: Secret
+            do {
+                defer { if drawn > 0 { terminal?.erase(lines: drawn + 1) } } // the drawing and the repeat prompt
+                again = try SecretInput.prompt("Repeat the \(noun): ")
+            }
             guard let a = kind.normalized(typed), let b = kind.normalized(again), a.constantTimeEquals(b) else {
                 throw CommandFailure("passcode not set: the two entries differ")
             }
         }
         if let problem = kind.problem(with: typed) { throw CommandFailure("passcode not set: \(problem)") }
         guard let secret = kind.normalized(typed) else { throw CommandFailure("passcode not set: not a valid \(kind.rawValue)") }
-        if kind == .pattern, invocation.has("--stdin"), case .success(let path) = secret.withBytes({ Pattern.canonical(Array($0)) }) {
-            Output.line(Pattern.draw(path))
-        }
         let hash: String
         do { hash = try Passcode.hash(secret) } catch { throw CommandFailure("cannot hash the passcode: \(error)") }
-        let store = try context.openStore()
+        let store = try opened ?? context.openStore()
         try storeCall("cannot store the passcode") { () throws(StoreFailure) in
             try store.setPasscode(StoredPasscode(hash: hash, kind: kind), user: account.name, at: context.now())
         }

@@ -14,6 +14,8 @@ enum StatusCommand {
         let context = try Context(invocation)
         let name = invocation.positionals.first
         var records: [UserRecord] = []
+        /// Names shown without a row in the store (nothing stored, so nothing of another account's).
+        var placeholders = Set<String>()
         if context.storeExists {
             let store = try context.openStore()
             let names = try name.map { [$0] } ?? storeCall("cannot read the store") { () throws(StoreFailure) in try store.userNames() }
@@ -22,12 +24,17 @@ enum StatusCommand {
                     records.append(r)
                 } else if name != nil {
                     records.append(UserRecord(name: n))
+                    placeholders.insert(n)
                 }
             }
         } else if let name {
             records.append(UserRecord(name: name))
+            placeholders.insert(name)
         }
-        let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID())
+        let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID(),
+                                   globals: invocation.globals.typed) { record in
+            placeholders.contains(record.name) ? .bound : AccountBinding.of(record, account: Accounts.lookup(record.name))
+        }
         var fprintd = FprintdCheck.scan()
         fprintd.sensor = context.options.sensor
         if context.options.sensor == .fprintd {

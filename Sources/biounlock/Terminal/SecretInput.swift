@@ -48,6 +48,39 @@ enum SecretInput {
     }
 }
 
+/// Lines shown on the controlling terminal only -- never on standard output, which scripts and
+/// provisioning logs keep -- and erased again where the terminal allows (the drawing of a
+/// pattern while it is confirmed).
+final class TerminalNotes {
+    private let fd: Int32
+    /// Whether the terminal understands cursor-up and erase-below (VT100 and every terminal
+    /// emulator since; not TERM=dumb).
+    private let canErase: Bool
+
+    init?() {
+        let fd = open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+        let term = getenv("TERM").map { String(cString: $0) } ?? ""
+        canErase = !term.isEmpty && term != "dumb"
+    }
+
+    deinit { close(fd) }
+
+    /// Writes `text` (which ends with a newline) and returns how many lines it took.
+    @discardableResult
+    func show(_ text: String) -> Int {
+        _ = text.withCString { write(fd, $0, strlen($0)) }
+        return text.utf8.filter { $0 == UInt8(ascii: "\n") }.count
+    }
+
+    /// Erases the last `lines` lines above the cursor.
+    func erase(lines: Int) {
+        guard canErase, lines > 0 else { return }
+        show("\u{1b}[\(lines)A\r\u{1b}[J")
+    }
+}
+
 /// Puts the terminal back if the user presses Ctrl-C while echo is off.
 enum TerminalRestore {
     nonisolated(unsafe) static var fd: Int32 = -1

@@ -73,6 +73,49 @@ final class OptionParserTests: XCTestCase {
         XCTAssertEqual(unsafe.failureValue, .untrustedConfig(.writableByOthers("/etc/security/biounlock.conf", mode: 0o666)))
     }
 
+    /// A file saved with a UTF-8 byte-order mark (some Windows editors do) used to lose its first
+    /// setting: the mark became part of the first key, an unknown one.
+    func testAByteOrderMarkDoesNotHideTheFirstSetting() throws {
+        var o = Options()
+        XCTAssertEqual(OptionParser.apply(configText: "\u{FEFF}policy = biometrics\ntimeout = 7\n", path: "/c", to: &o), [])
+        XCTAssertEqual(o.policy, .biometrics)
+        XCTAssertEqual(o.timeoutSeconds, 7)
+        let loaded = try Configuration.load(arguments: []) { _ in .success(String(decoding: [0xEF, 0xBB, 0xBF] + Array("sensor = simulated\n".utf8), as: UTF8.self)) }.get()
+        XCTAssertEqual(loaded.options.sensor, .simulated)
+        XCTAssertEqual(loaded.diagnostics, [])
+        var p = Options()
+        XCTAssertEqual(OptionParser.apply(configText: "timeout = 7\n\u{FEFF}policy = biometrics\n", path: "/c", to: &p).map(\.kind),
+                       [.unknownKey("???policy")], "only a mark at the very start is one")
+    }
+
+    /// A key given twice: the diagnostic names the value really in force, and where it came from.
+    func testAKeyGivenTwiceSaysWhichValueIsKept() throws {
+        var o = Options()
+        let invalid = OptionParser.apply(arguments: ["timeout=5", "timeout=abc"], to: &o)
+        XCTAssertEqual(o.timeoutSeconds, 5)
+        XCTAssertEqual(invalid.map(\.description), ["argument 2: invalid value for 'timeout' (expects seconds, 1-120); keeping 5 (argument 1)"])
+
+        o = Options()
+        let again = OptionParser.apply(arguments: ["timeout=5", "debug", "timeout=7"], to: &o)
+        XCTAssertEqual(o.timeoutSeconds, 7)
+        XCTAssertEqual(again.map(\.description), ["argument 3: 'timeout' given again (also argument 1); using 7 (argument 3), not 5"])
+
+        o = Options()
+        XCTAssertEqual(OptionParser.apply(arguments: ["timeout=abc"], to: &o).map(\.description),
+                       ["argument 1: invalid value for 'timeout' (expects seconds, 1-120); keeping the default"])
+
+        let text = "timeout = 9\nmax_tries = 2\nmax_tries = 4\n"
+        let loaded = try Configuration.load(arguments: ["config=/c", "timeout=-1"]) { _ in .success(text) }.get()
+        XCTAssertEqual(loaded.options.timeoutSeconds, 9)
+        XCTAssertEqual(loaded.options.maxTries, 4)
+        XCTAssertEqual(loaded.diagnostics.map(\.description), [
+            "/c:3: 'max_tries' given again (also /c:2); using 4 (/c:3), not 2",
+            "argument 2: invalid value for 'timeout' (expects seconds, 1-120); keeping 9 (/c:1)",
+        ])
+        XCTAssertEqual(try Configuration.load(arguments: ["config=/c", "timeout=3"]) { _ in .success(text) }.get().diagnostics.count, 1,
+                       "an argument over the file is the documented order, not a repeat")
+    }
+
     func testSanitizedForLogKeepsOneShortPrintableLine() {
         XCTAssertEqual(sanitizedForLog("a\nb\u{1b}[31m"), "a?b?[31m")
         XCTAssertEqual(sanitizedForLog(String(repeating: "x", count: 100)).count, 65)

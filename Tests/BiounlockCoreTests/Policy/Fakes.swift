@@ -31,6 +31,9 @@ final class MemoryStore: AuthStore {
     var events: [AuditEvent] = []
     var failWrites = false
     var failReads = false
+    /// What passcodeAttemptsInFlight says.
+    var attemptsInFlight = false
+    func passcodeAttemptsInFlight(user: String) -> Bool { attemptsInFlight }
 
     /// How many times a user's row was looked up.
     var loads = 0

@@ -24,6 +24,7 @@ final class PolicyChainTests: XCTestCase {
             name: "alice", enabled: true,
             templates: [Template(finger: .rightIndex, sensor: .simulated, data: Array("alice-ri".utf8), created: 1)],
             passcode: StoredPasscode(hash: PolicyChainTests.pinHash, kind: .pin))
+        store.users["alice"]?.uid = 1000 // alice's account (lookupAccount below)
     }
 
     func run(_ sensor: ScriptedSensor?, user: String = "alice", service: String = "sudo", silent: Bool = false,
@@ -79,6 +80,28 @@ final class PolicyChainTests: XCTestCase {
         // user who never opted in), only a debug-level log line.
         XCTAssertEqual(store.events, [])
         XCTAssertTrue(logger.text.contains("outcome=ignore reason=not-enabled"), logger.text)
+    }
+
+    /// The name alice now belongs to another account than the one the row was made for (the old
+    /// alice was deleted and the name given to someone else): the new alice inherits neither the
+    /// fingers nor the PIN. As for a user who has not enabled biometric unlock, plus a warning.
+    func testARowOfAnotherAccountIsNotEnabled() {
+        for stale: UInt32? in [1001, nil] {
+            store.users["alice"]?.uid = stale
+            conversation = ScriptedConversation([Self.secret("2468")])
+            let sensor = ScriptedSensor([.match(.rightIndex)])
+            let decision = run(sensor)
+            XCTAssertEqual(decision.outcome, .ignore)
+            XCTAssertEqual(decision.reason, .recordOfAnotherAccount)
+            XCTAssertEqual(conversation.transcript, [], "nothing asked")
+            XCTAssertEqual(sensor.verifyCalls, 0)
+            XCTAssertEqual(store.events, [])
+            XCTAssertEqual(store.users["alice"]?.passcodeFailures, 0, "nothing counted")
+            XCTAssertTrue(logger.lines.contains { $0.0 == .warning && $0.1.contains("belongs to \(stale.map { "uid \($0)" } ?? "no account"), but alice is uid 1000 now")
+                && $0.1.contains("biounlock forget alice") }, logger.text)
+        }
+        store.users["alice"]?.uid = 1000
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint), "its own account's row")
     }
 
     func testPerServiceOverrideWinsOverTheUsersToggle() {
@@ -395,6 +418,23 @@ extension PolicyChainTests {
         XCTAssertEqual(sensor.verifyCalls, 0)
     }
 
+    /// At the lockout while other attempts are being checked (their counts are in the record
+    /// already, and one may be right): the passcode is still asked for, and the attempt decides.
+    func testALockoutThatAttemptsInFlightMayLiftStillAsksForThePasscode() {
+        store.users["alice"]?.templates = []
+        store.users["alice"]?.passcodeFailures = 5
+        store.users["alice"]?.passcodeFailureAt = clock.seconds - 10
+        store.attemptsInFlight = true
+        conversation.replies = [Self.secret("2468")]
+        _ = run(nil)
+        XCTAssertTrue(conversation.transcript.contains(Self.typePrompt), "\(conversation.transcript)")
+        store.attemptsInFlight = false
+        conversation = ScriptedConversation([Self.secret("2468")])
+        XCTAssertEqual(run(nil), Decision(.unavailable, .passcodeLocked))
+        XCTAssertEqual(conversation.transcript, ["ERROR: No fingerprint enrolled.", "ERROR: PIN locked for 50 s: use your password."],
+                       "nothing in flight: locked, and nothing biounlock can take")
+    }
+
     func testWrongPasscodesEscalate() {
         for attempt in 1...6 {
             conversation = ScriptedConversation([Self.secret("0000")])
@@ -495,6 +535,7 @@ final class TypeOrTouchTests: XCTestCase {
             name: "alice", enabled: true,
             templates: [Template(finger: .rightIndex, sensor: .simulated, data: Array("alice-ri".utf8), created: 1)],
             passcode: StoredPasscode(hash: Self.pinHash, kind: .pin))
+        store.users["alice"]?.uid = 1
     }
 
     func run(_ sensor: ScriptedSensor, _ terminal: ScriptedTerminal?) -> Decision {

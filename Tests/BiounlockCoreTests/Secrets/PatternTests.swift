@@ -30,13 +30,51 @@ final class PatternTests: XCTestCase {
         XCTAssertNil(PasscodeKind.pattern.problem(with: Secret(bytes: Array("1369".utf8))!))
     }
 
-    func testEveryInputIsHandledWithoutTrapping() {
-        for length in 0...12 {
-            for _ in 0..<200 {
-                let bytes = (0..<length).map { _ in UInt8.random(in: 0x2f...0x3a) }
-                _ = Pattern.canonical(bytes)
+    /// Seeded inputs (the same on every run) of the digits and their neighbours '/', '0' and ':':
+    /// every outcome keeps the rules. (scripts/fuzz's pattern target searches further.)
+    func testSeededInputsKeepTheRules() {
+        var generator = SeededGenerator(seed: 0x7061_7474_6572_6e21)
+        var seen = Set<String>()
+        for _ in 0..<4000 {
+            let length = Int.random(in: 0...12, using: &generator)
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0x2f...0x3a, using: &generator) }
+            let typed = bytes.map { Int($0) - 0x30 }
+            let isPoint = { (b: UInt8) in (0x31...0x39).contains(b) }
+            switch Pattern.canonical(bytes) {
+            case .success(let path):
+                seen.insert("ok")
+                XCTAssertTrue((Pattern.minimumPoints...9).contains(path.count), "\(typed) -> \(path)")
+                XCTAssertEqual(Set(path).count, path.count, "no point twice: \(path)")
+                XCTAssertTrue(bytes.allSatisfy(isPoint))
+                // The typed points, in order, with only jumped-over points added between them.
+                var rest = path[...]
+                var used = Set<Int>()
+                for (i, point) in typed.enumerated() {
+                    var skipped: [Int] = []
+                    while let next = rest.first, next != point { skipped.append(next); rest = rest.dropFirst() }
+                    XCTAssertEqual(rest.first, point, "\(typed): \(point) is in the path, in order")
+                    rest = rest.dropFirst()
+                    // Only a point jumped over, and not used yet, is picked up.
+                    let jumped = i > 0 ? Pattern.midpoint(typed[i - 1], point).flatMap { used.contains($0) ? nil : $0 } : nil
+                    XCTAssertEqual(skipped, jumped.map { [$0] } ?? [], "\(typed) -> \(path)")
+                    used.formUnion(skipped + [point])
+                }
+                XCTAssertTrue(rest.isEmpty)
+                XCTAssertEqual(Pattern.canonical(path.map { UInt8(0x30 + $0) }), .success(path), "the canonical path is canonical")
+            case .failure(.notAPoint):
+                seen.insert("notAPoint")
+                XCTAssertFalse(bytes.allSatisfy(isPoint), "\(typed)")
+            case .failure(.pointUsedTwice(let p)):
+                seen.insert("twice")
+                XCTAssertTrue(typed.contains(p), "\(typed): \(p) was typed")
+            case .failure(.tooShort(let n)):
+                seen.insert("short")
+                XCTAssertLessThan(n, Pattern.minimumPoints)
+                XCTAssertTrue(bytes.allSatisfy(isPoint))
+                XCTAssertGreaterThanOrEqual(n, typed.count)
             }
         }
+        XCTAssertEqual(seen, ["ok", "notAPoint", "twice", "short"], "the seed reaches every outcome")
     }
 
     func testCanonicalPatternsHashAlike() throws {
@@ -56,5 +94,18 @@ final class PatternTests: XCTestCase {
             └───┴───┴───┘
             path: 1 → 2 → 3 → 6 → 9
             """)
+    }
+}
+
+/// SplitMix64: a fixed seed gives the same sequence on every run and machine.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
     }
 }

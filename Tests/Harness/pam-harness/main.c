@@ -2,13 +2,16 @@
  * pam-harness: runs one real PAM transaction through libpam with pam_start_confdir, so tests
  * load the built pam_biounlock.so exactly as sudo would, without touching /etc/pam.d.
  *
- *   pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--silent] [--setcred]
+ *   pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--answer-prompt PROMPT=TEXT]...
+ *               [--silent] [--setcred]
  *               [--rhost HOST] [--tty TTY] [--ruser USER] [--setcred-user USER] [--env NAME=VALUE]...
  *               [--syslog] [--count-argon2] [--close-std] [--fail-messages]
  *               [--host-check] [--cycles N] [--auth-count N] [--no-auth] [--fork] [--time]
  *
  * Conversation: every message is printed as "INFO: ...", "ERROR: ...", "PROMPT_OFF: ..." or
- * "PROMPT_ON: ..."; prompts take the next --answer in order. Special answers:
+ * "PROMPT_ON: ..."; prompts take the next --answer in order, except a prompt whose text is exactly
+ * PROMPT of an --answer-prompt (up to the first "="; pam_unix's "Password: " in a stack that has it), which takes that
+ * TEXT every time it comes, whether or not an earlier module asked first. Special answers:
  *   @NULL    a response whose text is NULL
  *   @NORESP  PAM_SUCCESS with a NULL response array
  *   @FAIL    the conversation returns PAM_CONV_ERR
@@ -82,6 +85,16 @@ static pam_handle_t *current = NULL;
 static const char *answers[64];
 static int answer_count = 0;
 static int next_answer = 0;
+static const char *prompt_texts[16];
+static const char *prompt_answers[16];
+static int prompt_answer_count = 0;
+
+/* The --answer-prompt answer for this exact prompt text, or NULL. */
+static const char *answer_for_prompt(const char *text) {
+    for (int i = 0; i < prompt_answer_count; i++)
+        if (strcmp(prompt_texts[i], text) == 0) return prompt_answers[i];
+    return NULL;
+}
 
 static const char *code_name(int code) {
     switch (code) {
@@ -226,7 +239,8 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
                 say("PROMPT_AT: %.3f\n", (now.tv_sec - auth_started.tv_sec) * 1e3 + (now.tv_nsec - auth_started.tv_nsec) / 1e6);
             }
             say("%s: %s\n", msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ? "PROMPT_OFF" : "PROMPT_ON", text);
-            const char *answer = next_answer < answer_count ? answers[next_answer++] : NULL;
+            const char *answer = answer_for_prompt(text);
+            if (!answer) answer = next_answer < answer_count ? answers[next_answer++] : NULL;
             if (answer && strcmp(answer, "@FAIL") == 0) { for (int j = 0; j < i; j++) free(r[j].resp); free(r); return PAM_CONV_ERR; }
             if (answer && strcmp(answer, "@NORESP") == 0) { for (int j = 0; j < i; j++) free(r[j].resp); free(r); *resp = NULL; return PAM_SUCCESS; }
             if (answer && strcmp(answer, "@NULL") != 0) r[i].resp = decode_answer(answer);
@@ -418,6 +432,13 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--service") == 0 && i + 1 < argc) service = argv[++i];
         else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) user = argv[++i];
         else if (strcmp(argv[i], "--answer") == 0 && i + 1 < argc && answer_count < 64) answers[answer_count++] = argv[++i];
+        else if (strcmp(argv[i], "--answer-prompt") == 0 && i + 1 < argc && prompt_answer_count < 16 && strchr(argv[i + 1], '=')) {
+            char *pair = argv[++i];
+            char *eq = strchr(pair, '=');
+            *eq = 0;
+            prompt_texts[prompt_answer_count] = pair;
+            prompt_answers[prompt_answer_count++] = eq + 1;
+        }
         else if (strcmp(argv[i], "--silent") == 0) flags |= PAM_SILENT;
         else if (strcmp(argv[i], "--setcred") == 0) setcred = 1;
         else if (strcmp(argv[i], "--rhost") == 0 && i + 1 < argc) rhost = argv[++i];
