@@ -414,6 +414,36 @@ def main():
           "(the script uses it when `biounlock list --help` succeeds).")
     w("")
 
+    # ---------------------------------------------------------------- 6
+    touch_rows = [(k[1], v) for k, v in rows.items() if k[0] == "touch" and "ready_median_us" in v]
+    if touch_rows:
+        fv = R("touch", "fact").get("fprintd_version", "?")
+        w("## 6. A touch through fprintd, libfprint and pam_fprintd")
+        w("")
+        w(f"`bench/touch-bench`: one fprintd (Debian's {fv}) on a private bus, polkit mocked (python3-dbusmock), "
+          "libfprint's virtual_device behind it; the same user's print made by `fprintd-enroll` (fprintd paths) and "
+          "by `biounlock enrol` (libfprint path). Each round is one whole PAM transaction in one process (as sudo "
+          "runs it); the finger touches 100 ms after the touch request appears. *Ready*: from `pam_authenticate`'s "
+          "start to the touch request (biounlock: the helper started, fprintd reached and the device claimed, or "
+          "the reader opened; pam_fprintd: claimed and verifying). *Touch*: from the touch taken by the device to "
+          "`pam_authenticate` returning. *Total* includes the 100 ms wait.")
+        w("")
+        w("| path | ready median ms | ready p90 ms | touch → PAM_SUCCESS median ms | p90 ms | total median ms | n | errors |")
+        w("|---|---|---|---|---|---|---|---|")
+        labels = {"bio-fprintd": "pam_biounlock `sensor=fprintd` (helper → GDBus → fprintd)",
+                  "bio-libfprint": "pam_biounlock `sensor=libfprint` (helper → libfprint)",
+                  "pam_fprintd": "pam_fprintd (sd-bus in the host → fprintd)"}
+        for name, v in touch_rows:
+            w(f"| {labels.get(name, name)} | {ms2(num(v, 'ready_median_us'))} | {ms2(num(v, 'ready_p90_us'))} | "
+              f"{ms2(num(v, 'touch_median_us'))} | {ms2(num(v, 'touch_p90_us'))} | {ms2(num(v, 'total_median_us'))} | "
+              f"{v.get('n')} | {v.get('errors')} |")
+        w("")
+        w("After the match biounlock records the success and its audit row (a durable commit, see section 1) and "
+          "then stops the helper, which stops the verification and releases the device (VerifyStop, Release) before "
+          "it exits; pam_fprintd records nothing. Both fprintd paths release the device before `pam_authenticate` "
+          "returns.")
+        w("")
+
     # ---------------------------------------------------------------- notes
     w("## Notes on the results")
     w("")

@@ -589,6 +589,16 @@ public final class Store: AuthStore {
         }
     }
 
+    /// Records a change of the enrolled set made outside the store (sensor=fprintd: fprintd keeps
+    /// the prints, `biounlock enrol`/`unenrol` change them there), so that require_passcode=enrolment
+    /// applies as it does to the store's own templates.
+    public func noteEnrolmentChange(user: String, at time: Int64) throws(StoreFailure) {
+        try connection.transaction { () throws(StoreFailure) in
+            try ensureUser(user, at: time)
+            try bumpEnrolmentVersion(user)
+        }
+    }
+
     /// Any change of the enrolled set makes the passcode required again (require_passcode=enrolment).
     func bumpEnrolmentVersion(_ user: String) throws(StoreFailure) {
         try connection.prepare("UPDATE users SET enrolment_version = enrolment_version + 1 WHERE name = ?").bind([.text(user)]).run()

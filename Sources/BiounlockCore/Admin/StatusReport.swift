@@ -78,7 +78,8 @@ public enum StatusReport {
             ("services", .object(r.serviceOverrides.sorted { $0.key < $1.key }.map { ($0.key, JSON.bool($0.value)) })),
             ("fingers", .array(r.templates.map { t in
                 .object([("finger", .string(t.finger.name)), ("sensor", .string(t.sensor.rawValue)),
-                         ("enrolled", .string(iso8601(t.created))),
+                         // fprintd does not say when a print was enrolled.
+                         ("enrolled", t.sensor == .fprintd ? .null : .string(iso8601(t.created))),
                          ("reader", t.driver.isEmpty ? .null : .string("\(t.driver)/\(t.device)")),
                          ("problem", check(t).map(JSON.string) ?? .null)])
             })),
@@ -145,6 +146,10 @@ public enum StatusReport {
             lines.append("  fingers:")
             for t in r.templates {
                 let reader = t.driver.isEmpty ? "" : " on \(t.driver)/\(t.device)"
+                if t.sensor == .fprintd {
+                    lines.append("    \(t.finger.name) (fprintd\(reader); kept by fprintd)")
+                    continue
+                }
                 lines.append("    \(t.finger.name) (\(t.sensor.rawValue)\(reader), enrolled \(iso8601(t.created)))"
                              + (check(t).map { " UNUSABLE: \($0); enrol it again" } ?? ""))
             }

@@ -8,8 +8,14 @@ public enum Policy: String, CaseIterable, Sendable {
 
 /// Where fingerprints come from.
 public enum SensorKind: String, CaseIterable, Sendable {
+    /// fprintd when its D-Bus service is installed, libfprint otherwise (resolved when the
+    /// options are loaded: see SensorSelection). Never the kind of a stored template.
+    case auto
     /// libfprint-2 readers, driven by the `biounlock-fprint` helper process.
     case libfprint
+    /// The fprintd daemon over D-Bus (through the helper): the prints GNOME Settings, KDE and
+    /// `fprintd-enroll` make, which fprintd keeps; the store holds none.
+    case fprintd
     /// A deterministic sensor driven over a root-only control socket (demos, containers, tests).
     case simulated
 }
@@ -22,8 +28,17 @@ public struct Options: Equatable, Sendable {
     /// Where scripts/install (and the Debian package) put the libfprint helper.
     public static let defaultFprintHelperPath = "/usr/libexec/biounlock/biounlock-fprint"
 
+    /// The system bus, where fprintd lives.
+    public static let systemBusAddress = "unix:path=/run/dbus/system_bus_socket"
+
     public var policy: Policy = .biometricsOrPasscode
-    public var sensor: SensorKind = .libfprint
+    /// The backend in use. `auto` until the options are loaded (Configuration.load resolves it);
+    /// `sensorSetting` keeps what was configured.
+    public var sensor: SensorKind = .auto
+    /// What `sensor=` said (`auto` unless set), for `biounlock doctor`.
+    public var sensorSetting: SensorKind = .auto
+    /// Why `sensor` is what it is (set when `auto` is resolved), for `biounlock doctor`.
+    public var sensorReason: String = ""
     public var storePath: String = Options.defaultStorePath
     public var configPath: String = Options.defaultConfigPath
     /// Control socket of the simulated sensor; required for `sensor=simulated`.
@@ -44,6 +59,9 @@ public struct Options: Equatable, Sendable {
     public var fprintVirtualDevice: String?
     /// Test setting: the `virtual_device_storage` variant (FP_VIRTUAL_DEVICE_STORAGE).
     public var fprintVirtualDeviceStorage: String?
+    /// The D-Bus address where sensor=fprintd finds fprintd: the system bus, or (tests) a private
+    /// bus. Only ever read from root-owned configuration; DBUS_SYSTEM_BUS_ADDRESS is never read.
+    public var fprintdBus: String = Options.systemBusAddress
 
     /// Consecutive failed matches (across transactions and services) that lock biometrics.
     public var biometricLockout: Int = 5
@@ -181,7 +199,7 @@ extension Options {
         },
         OptionKey(name: "sensor", accepts: SensorKind.allCases.map(\.rawValue).joined(separator: "|")) { o, v in
             guard let v, let s = SensorKind(rawValue: v) else { return false }
-            o.sensor = s; return true
+            o.sensor = s; o.sensorSetting = s; return true
         },
         OptionKey(name: "db", accepts: "an absolute path") { o, v in
             guard let v, isAbsolutePath(v) else { return false }
@@ -271,6 +289,10 @@ extension Options {
             guard let v, isAbsolutePath(v), v.utf8.count <= maximumSocketPathLength else { return false }
             o.fprintVirtualDeviceStorage = v; return true
         },
+        OptionKey(name: "fprintd_bus", accepts: "unix:path=ABSOLUTE-SOCKET-PATH (at most 107 bytes)") { o, v in
+            guard let v, isUnixBusAddress(v) else { return false }
+            o.fprintdBus = v; return true
+        },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {
             case nil, "yes", "true", "1": o.debug = true
@@ -304,6 +326,24 @@ func isAbsolutePath(_ value: String) -> Bool {
 
 /// sun_path holds 108 bytes including the terminator; libfprint silently truncates longer paths.
 public let maximumSocketPathLength = 107
+
+/// A D-Bus address of the one kind biounlock accepts: `unix:path=` and an absolute socket path,
+/// nothing after it. Security choice: GDBus runs programs for `autolaunch:` and `unixexec:`
+/// addresses and would connect anywhere for `tcp:`; a Unix socket whose directory the helper
+/// checks is the only transport fprintd's system bus needs.
+func isUnixBusAddress(_ value: String) -> Bool {
+    let prefix = "unix:path="
+    guard value.hasPrefix(prefix) else { return false }
+    let path = String(value.dropFirst(prefix.count))
+    return isAbsolutePath(path) && path.utf8.count <= maximumSocketPathLength
+        && path.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "%") }
+}
+
+/// The socket path of a `unix:path=` address.
+public func unixBusPath(_ address: String) -> String? {
+    guard isUnixBusAddress(address) else { return nil }
+    return String(address.dropFirst("unix:path=".count))
+}
 
 /// A reader selector: printable ASCII without spaces, at most 128 bytes.
 func isReaderSelector(_ value: String) -> Bool {

@@ -18,14 +18,20 @@ struct HelperLaunch: Equatable {
     /// G_MESSAGES_DEBUG, GIO_EXTRA_MODULES, GIO_MODULE_DIR, LD_* and the rest of the caller's
     /// environment never reach libfprint or GLib. Test readers (virtual_device) come only from
     /// the root-owned options `fprint_virtual_device[_storage]`, and then replace real readers.
-    static func make(_ options: Options, diagnostics: Diagnostics) -> Result<HelperLaunch, SensorUnavailable> {
+    /// The same holds for D-Bus: DBUS_SYSTEM_BUS_ADDRESS never reaches the helper (fprintd's bus
+    /// comes from `fprintd_bus=`, in the request); an fprintd client (`libfprintEnvironment`
+    /// false) gets no libfprint variables at all.
+    static func make(_ options: Options, diagnostics: Diagnostics, libfprintEnvironment: Bool = true) -> Result<HelperLaunch, SensorUnavailable> {
         if let problem = TrustedFiles.checkExecutable(options.fprintHelper) {
             return .failure(SensorUnavailable("fprint_helper refused: \(problem)"))
         }
         var environment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
         var drivers: [String] = []
-        for (path, variable, driver) in [(options.fprintVirtualDevice, "FP_VIRTUAL_DEVICE", "virtual_device"),
-                                         (options.fprintVirtualDeviceStorage, "FP_VIRTUAL_DEVICE_STORAGE", "virtual_device_storage")] {
+        let virtualReaders = libfprintEnvironment
+            ? [(options.fprintVirtualDevice, "FP_VIRTUAL_DEVICE", "virtual_device"),
+               (options.fprintVirtualDeviceStorage, "FP_VIRTUAL_DEVICE_STORAGE", "virtual_device_storage")]
+            : []
+        for (path, variable, driver) in virtualReaders {
             guard let path else { continue }
             // Whoever can write the socket's directory could put their own reader there.
             if let problem = TrustedFiles.checkDirectory(TrustedFiles.parentDirectory(of: path)) {

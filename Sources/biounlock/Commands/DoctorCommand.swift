@@ -11,7 +11,7 @@ enum DoctorCommand {
         options: [OptionSpec(name: "--pam-dir", value: "DIR", help: "PAM service files to check (default /etc/pam.d)"),
                   OptionSpec(name: "--module", value: "PATH", help: "the installed module (default: searched in the security dirs)")],
         abstract: "Check the installation and say how to fix each problem.",
-        discussion: "Module file, every pam.d service using it (control value, order, fallback, pam_fprintd), store and config permissions, reader, fprintd.",
+        discussion: "Module file, every pam.d service using it (control value, order, fallback, pam_fprintd beside it, greeter fingerprint stacks), store and config permissions, which sensor backend is in use and why, the reader, fprintd.",
         writes: false, run: run)
 
     static let securityDirs = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security", "/usr/lib/security"]
@@ -83,17 +83,33 @@ enum DoctorCommand {
                                 fix: "chown root:root \(context.options.configPath); chmod 0644 \(context.options.configPath)"))
         }
 
-        // The reader, and fprintd.
-        switch Sensors(logger: StderrLogger()).open(context.options) {
-        case .success(let sensor):
-            sensor.close()
-            checks.append(Check(name: "reader", status: .ok, detail: "\(context.options.sensor.rawValue) sensor available", fix: nil))
-        case .failure(let why):
-            checks.append(Check(name: "reader", status: .warning, detail: "\(context.options.sensor.rawValue): \(why)", fix: nil))
-        }
-        if fprintdRunning() {
-            checks.append(Check(name: "fprintd", status: .warning, detail: "fprintd is running: it claims the reader while its clients verify",
-                                fix: "stop and disable it if biounlock is the only fingerprint user: systemctl disable --now fprintd"))
+        // The backend, the reader, and fprintd.
+        let options = context.options
+        checks.append(Check(name: "sensor", status: .ok, detail: "\(options.sensor.rawValue) is in use: \(options.sensorReason)", fix: nil))
+        if options.sensor == .fprintd {
+            switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).fprintdFingers(options, user: "") {
+            case .success(let devices) where !devices.isEmpty:
+                let names = devices.map { "fprintd/\($0.shortName) \($0.name)" }.joined(separator: ", ")
+                checks.append(Check(name: "reader", status: .ok, detail: "fprintd (\(options.fprintdBus)) has \(devices.count) reader\(devices.count == 1 ? "" : "s"): \(names)", fix: nil))
+            case .success:
+                checks.append(Check(name: "reader", status: .warning, detail: "fprintd runs but reports no fingerprint reader; everyone falls back to the passcode or password",
+                                    fix: "plug in a reader supported by libfprint (fprintd-list USER shows what fprintd sees)"))
+            case .failure(let why):
+                checks.append(Check(name: "reader", status: .warning, detail: "fprintd cannot be reached (\(options.fprintdBus)): \(why); everyone falls back to the passcode or password",
+                                    fix: "install and start fprintd (apt install fprintd), or set sensor = libfprint in \(options.configPath)"))
+            }
+        } else {
+            switch Sensors(logger: StderrLogger()).open(options) {
+            case .success(let sensor):
+                sensor.close()
+                checks.append(Check(name: "reader", status: .ok, detail: "\(options.sensor.rawValue) sensor available", fix: nil))
+            case .failure(let why):
+                checks.append(Check(name: "reader", status: .warning, detail: "\(options.sensor.rawValue): \(why)", fix: nil))
+            }
+            if options.sensor == .libfprint && fprintdRunning() {
+                checks.append(Check(name: "fprintd", status: .warning, detail: "fprintd is running: it claims the reader while its clients verify, and biounlock then finds it busy",
+                                    fix: "use sensor = fprintd (or auto) to share fprintd's reader and prints, or stop it if biounlock is the only fingerprint user: systemctl disable --now fprintd"))
+            }
         }
 
         if invocation.globals.json {

@@ -1,5 +1,7 @@
 import BiounlockCore
 import BiounlockSensors
+import BiounlockStore
+import BiounlockFprintProtocol
 
 /// `biounlock enrol USER [--finger F] [--device D]`: takes the enrolment touches and stores the template.
 enum EnrolCommand {
@@ -9,7 +11,7 @@ enum EnrolCommand {
                   OptionSpec(name: "--device", value: "D", help: "reader to use: driver, device id or driver/id (see 'biounlock sensors')"),
                   OptionSpec(name: "--timeout", value: "SECONDS", help: "how long to wait for the touches (default 60)")],
         abstract: "Enrol a finger for USER.",
-        discussion: "Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it.",
+        discussion: "Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it. With sensor fprintd, fprintd takes and keeps the print (as GNOME Settings and fprintd-enroll do).",
         writes: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -24,6 +26,9 @@ enum EnrolCommand {
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
         try context.requireOwnRecord(account, in: store)
+        if options.sensor == .fprintd {
+            return try enrolInFprintd(context, options: options, store: store, user: account.name, finger: finger, seconds: seconds)
+        }
         let previous = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }?
             .templates.first { $0.finger == finger && $0.sensor == options.sensor }
 
@@ -66,6 +71,35 @@ enum EnrolCommand {
             } else {
                 Output.line("Turn biometric unlock on with: \(context.suggest("enable \(account.name)"))")
             }
+        }
+        return 0
+    }
+
+    /// sensor=fprintd: fprintd takes the touches and keeps the print (EnrollStart), so GNOME
+    /// Settings, KDE and `fprintd-enroll` see it; the store only notes that the enrolled set
+    /// changed (require_passcode=enrolment).
+    static func enrolInFprintd(_ context: Context, options: Options, store: Store, user: String, finger: Finger, seconds: Int) throws -> Int32 {
+        let reader: FprintdSensor
+        switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).openFprintd(options, user: user) {
+        case .success(let r): reader = r
+        case .failure(let why): throw CommandFailure("fprintd not available: \(why)")
+        }
+        defer { reader.close() }
+        let stages = reader.device.enrolStages > 0 ? " \(reader.device.enrolStages) times" : ""
+        Output.progress("Enrolling \(finger.name) for \(user) in fprintd on \(reader.device.name) (fprintd/\(reader.device.shortName)): touch the reader\(stages).")
+        let result = reader.enroll(finger: finger, deadline: .after(milliseconds: Int64(seconds) * 1000)) { event in
+            switch event {
+            case .stage(let done, let total): Output.progress("touch \(done)/\(total)")
+            case .retry(let reason): Output.progress(Messages.retry(reason))
+            case .differentFinger: Output.progress("That was a different finger: touch again with the same one.")
+            }
+        }
+        if case .failure(let why) = result { throw CommandFailure("enrolment failed: \(why); fprintd stored nothing") }
+        try storeCall("cannot record the enrolment") { () throws(StoreFailure) in try store.noteEnrolmentChange(user: user, at: context.now()) }
+        Output.line("Enrolled \(finger.name) for \(user) in fprintd (GNOME Settings, KDE and fprintd-list see it too).")
+        let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(user) }
+        if record?.enabled != true {
+            Output.line("Turn biometric unlock on with: \(context.suggest("enable \(user)"))")
         }
         return 0
     }

@@ -1,5 +1,7 @@
 import BiounlockCore
 import BiounlockSensors
+import BiounlockStore
+import BiounlockFprintProtocol
 
 /// `biounlock unenrol USER (--finger F | --all)`: removes enrolled fingers from the store and,
 /// on readers that keep prints of their own, from the reader.
@@ -10,7 +12,7 @@ enum UnenrolCommand {
                   OptionSpec(name: "--all", value: nil, help: "remove every enrolled finger"),
                   OptionSpec(name: "--device", value: "D", help: "reader holding on-reader prints: driver, device id or driver/id")],
         abstract: "Remove an enrolled finger (or all) for USER.",
-        discussion: "Readers that store prints themselves (match-on-chip) also have them deleted; when that reader is absent the print is still removed from the store, which is what grants access.",
+        discussion: "Readers that store prints themselves (match-on-chip) also have them deleted; when that reader is absent the print is still removed from the store, which is what grants access. With sensor fprintd the prints are deleted from fprintd.",
         writes: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -24,10 +26,13 @@ enum UnenrolCommand {
         let finger = try fingerName.map(context.finger)
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
+        if options.sensor == .fprintd {
+            return try unenrolInFprintd(context, options: options, store: store, user: account.name, finger: finger)
+        }
         let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
         let doomed = (record?.templates ?? []).filter { finger == nil || $0.finger == finger }
         guard !doomed.isEmpty else {
-            throw CommandFailure("\(finger.map { "\($0.name) is" } ?? "no finger is") not enrolled for \(account.name)")
+            throw CommandFailure(finger.map { "\($0.name) is not enrolled for \(account.name)" } ?? "no finger is enrolled for \(account.name)")
         }
 
         // The reader first (while the prints are still known), then the store, which is what
@@ -44,6 +49,38 @@ enum UnenrolCommand {
         let after = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(account.name) }
         if let after, after.enabled, after.templates.isEmpty {
             Output.line("No finger is left: the module now falls back at once. Turn biometric unlock off with: \(context.suggest("disable \(account.name)"))")
+        }
+        return 0
+    }
+
+    /// sensor=fprintd: the prints are fprintd's; they are deleted there (GNOME Settings, KDE and
+    /// fprintd-list stop showing them), and the store notes that the enrolled set changed.
+    static func unenrolInFprintd(_ context: Context, options: Options, store: Store, user: String, finger: Finger?) throws -> Int32 {
+        let sensors = Sensors(logger: StderrLogger(), helperDiagnostics: .stderr)
+        let devices: [FprintdReader]
+        switch sensors.fprintdFingers(options, user: user) {
+        case .success(let d): devices = d
+        case .failure(let why): throw CommandFailure("fprintd not available: \(why)")
+        }
+        let held = devices.flatMap(\.templates).map(\.finger)
+        guard finger.map(held.contains) ?? !held.isEmpty else {
+            throw CommandFailure(finger.map { "\($0.name) is not enrolled in fprintd for \(user)" } ?? "no finger is enrolled in fprintd for \(user)")
+        }
+        // Each device that holds the finger (or any finger, for --all), claimed by its path.
+        for device in devices where finger.map({ device.fingers.contains(UInt8($0.rawValue)) }) ?? !device.fingers.isEmpty {
+            let reader: FprintdSensor
+            switch sensors.openFprintd(options.with(key: "fprint_device", value: device.path) ?? options, user: user) {
+            case .success(let r): reader = r
+            case .failure(let why): throw CommandFailure("fprintd not available: \(why)")
+            }
+            defer { reader.close() }
+            if case .failure(let why) = reader.delete(finger) { throw CommandFailure("fprintd could not delete it: \(why)") }
+        }
+        try storeCall("cannot record the change") { () throws(StoreFailure) in try store.noteEnrolmentChange(user: user, at: context.now()) }
+        Output.line("Removed \(finger?.name ?? "all fingers") for \(user) from fprintd.")
+        let after = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(user) }
+        if let after, after.enabled, finger == nil || held == [finger].compactMap({ $0 }) {
+            Output.line("No finger is left in fprintd: the module now falls back at once. Turn biometric unlock off with: \(context.suggest("disable \(user)"))")
         }
         return 0
     }

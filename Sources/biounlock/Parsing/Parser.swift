@@ -65,7 +65,7 @@ struct GlobalOptions {
     static let specs: [(flag: String, key: String, value: String, help: String)] = [
         ("--db", "db", "PATH", "store (default \(Options.defaultStorePath))"),
         ("--config", "config", "PATH", "config file (default \(Options.defaultConfigPath))"),
-        ("--sensor", "sensor", "KIND", "simulated|libfprint"),
+        ("--sensor", "sensor", "KIND", "auto|libfprint|fprintd|simulated"),
         ("--sim-socket", "sim_socket", "PATH", "control socket of the simulated sensor"),
         ("--policy", "policy", "POLICY", "biometrics-or-passcode|biometrics"),
     ]

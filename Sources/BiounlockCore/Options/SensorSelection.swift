@@ -1,0 +1,42 @@
+import Glibc
+
+/// `sensor=auto`: which backend to use on this machine, decided once when the options are loaded.
+///
+/// Rule: fprintd when its D-Bus service is installed (a desktop where fprintd owns the reader,
+/// and GNOME Settings, KDE or `fprintd-enroll` make the prints), libfprint otherwise.
+/// Security choice: only the presence of a file in a root-owned system directory decides, never
+/// the caller's environment, and either answer fails towards the password when the backend then
+/// cannot be used (no daemon, no reader, nothing enrolled: unavailable).
+public enum SensorSelection {
+    /// Where the fprintd package installs its D-Bus system service (bus activation).
+    public static let fprintdServiceFiles = [
+        "/usr/share/dbus-1/system-services/net.reactivated.Fprint.service",
+        "/usr/local/share/dbus-1/system-services/net.reactivated.Fprint.service",
+    ]
+
+    /// The first of `fprintdServiceFiles` that exists.
+    public static func installedFprintdService(_ paths: [String] = SensorSelection.fprintdServiceFiles) -> String? {
+        paths.first { path in
+            var st = stat()
+            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        }
+    }
+
+    /// `options` with `auto` replaced by the backend it means here, and the reason recorded.
+    public static func resolve(_ options: Options, fprintdService: () -> String? = { installedFprintdService() }) -> Options {
+        var o = options
+        switch options.sensor {
+        case .auto:
+            if let service = fprintdService() {
+                o.sensor = .fprintd
+                o.sensorReason = "sensor=auto: fprintd's D-Bus service is installed (\(service))"
+            } else {
+                o.sensor = .libfprint
+                o.sensorReason = "sensor=auto: fprintd is not installed (no \(fprintdServiceFiles[0]))"
+            }
+        case let explicit:
+            o.sensorReason = "sensor=\(explicit.rawValue) is configured"
+        }
+        return o
+    }
+}
