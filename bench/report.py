@@ -379,7 +379,8 @@ def main():
         d = dict(x.split("=", 1) for x in wa.split(" ")[1:])
         w("")
         w(f"**{wrong.get('procs')} wrong PINs at once** (shipped Argon2id cost, one transaction per process, `passcode_lockout` "
-          f"{d['lockout_threshold']}): {wrong.get('errors')} results other than PAM_AUTH_ERR, wall {wrong.get('wall_s')} s. "
+          f"{d['lockout_threshold']}): {wrong.get('errors')} results other than PAM_PERM_DENIED (each wrong PIN is handed on "
+          f"and the bench's stack has no password module after biounlock, so no module decides), wall {wrong.get('wall_s')} s. "
           f"The audit log shows {d['verified_wrong']} attempts verified (reason wrong-passcode) and {d['refused_locked']} "
           f"refused as locked; the user's failure counter ended at {d['counter']}; the module logged "
           f"{d['module_errors_logged']} errors"
@@ -540,12 +541,12 @@ def NOTES(F, R, med, num, rows, facts, raw):
     if ev:
         notes.append(
             "- **Concurrency.** With 64 processes on 2 cores, the per-transaction latency is mostly waiting for a "
-            "core; writers also queue on SQLite's write lock, which SQLite hands out by polling, not in turn, so "
-            "under saturation some writers wait out the module's busy timeout (2 s). Their writes are dropped and "
-            "logged while the decision stands: a success's counter reset and audit row go together (one commit), "
-            "so a dropped one leaves the counters as they were (the safe side) and an audit row missing from the "
-            "store (its syslog line is written before). The columns \"audit rows written / expected\" and "
-            "\"errors the module logged\" count exactly that. Reads (bio-off) do not queue on the write lock in WAL mode.")
+            "core. Writers queue on the store's write queue (byte 0 of `STORE-lock`, polled every 1-2 ms, bounded "
+            "at 10 s) before SQLite's write lock, so no writer waits out SQLite's busy timeout while newcomers "
+            "overtake it. A write that still could not be made would be dropped and logged while the decision "
+            "stands (a success's counter reset and audit row go together, so a dropped one leaves the counters as "
+            "they were: the safe side); the columns \"audit rows written / expected\" and \"errors the module "
+            "logged\" count exactly that. Reads (bio-off) do not queue in WAL mode.")
     wa = next((l for l in raw if l.startswith("conc-wrong-audit ")), None)
     wrong = R("conc-wrong", "wrong-pin")
     if wa and wrong:
