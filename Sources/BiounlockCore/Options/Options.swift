@@ -174,6 +174,8 @@ enum CallerUse: Sendable {
     case taken
     /// Taken only when the result is at least as strict as the file's (`stricter(candidate, file)`).
     case ifStricter(@Sendable (Options, Options) -> Bool)
+    /// Meaningful to the module only (`check_helper`): dropped without a word.
+    case moduleOnly
 }
 
 /// One option key: its name, what it accepts (for messages and docs) and how it applies.
@@ -290,7 +292,7 @@ extension Options {
             guard let v, isReaderSelector(v) else { return false }
             o.fprintDevice = v; return true
         },
-        OptionKey(name: "check_helper", accepts: "an absolute path") { o, v in
+        OptionKey(name: "check_helper", accepts: "an absolute path", caller: .moduleOnly) { o, v in
             guard let v, isAbsolutePath(v) else { return false }
             o.checkHelper = v; return true
         },
@@ -327,7 +329,12 @@ extension Options {
 
     /// Keys biounlock-check takes from the words its caller relays (CallerUse), in table order.
     public static var callerKeyNames: [String] {
-        keys.filter { if case .ignored = $0.caller { return false } else { return true } }.map(\.name)
+        keys.filter {
+            switch $0.caller {
+            case .taken, .ifStricter: return true
+            case .ignored, .moduleOnly: return false
+            }
+        }.map(\.name)
     }
 
     /// These options (the checker's, from its root-owned config file) with the words its caller
@@ -353,6 +360,8 @@ extension Options {
             switch known.caller {
             case .ignored:
                 ignored.append(known.name)
+            case .moduleOnly:
+                continue
             case .taken:
                 result = candidate
             case .ifStricter(let stricter):

@@ -21,9 +21,15 @@ final class CallerArgumentsTests: XCTestCase {
         let (options, ignored) = file.applyingCallerArguments(hostile)
         XCTAssertEqual(options, file, "nothing of it taken")
         XCTAssertEqual(ignored, ["db", "config", "sim_socket", "sensor", "fprint_helper", "fprint_virtual_device",
-                                 "fprint_virtual_device_storage", "fprint_device", "check_helper", "passcode_lockout",
+                                 "fprint_virtual_device_storage", "fprint_device", "passcode_lockout",
                                  "bio_lockout", "bio_unlock_time", "require_passcode", "lid_path", "logind_path",
                                  "log_retention", "log_max_events", "debug", "no_such_key", "timeout"])
+    }
+
+    func testTheModulesOwnKeyIsDroppedQuietly() {
+        let (options, ignored) = file.applyingCallerArguments(["check_helper=/usr/libexec/biounlock/biounlock-check"])
+        XCTAssertEqual(options, file)
+        XCTAssertEqual(ignored, [], "check_helper= is the module's: nothing to log on every unlock")
     }
 
     func testWhatIsShownAndHowLongTheReaderWaitsAreTaken() {
