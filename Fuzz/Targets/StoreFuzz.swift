@@ -155,7 +155,7 @@ final class ScriptedSensor: FingerprintSensor, SensorProvider {
     var results: [VerifyResult]
     init(_ results: [VerifyResult]) { self.results = results }
     func open(_ options: Options) -> Result<FingerprintSensor, SensorUnavailable> { .success(self) }
-    func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?) -> VerifyResult {
+    func verify(against templates: [Template], deadline: Deadline, interrupt: Int32?, waitUntil: Deadline?) -> VerifyResult {
         guard !results.isEmpty else { return .timedOut }
         let next = results.removeFirst()
         // A touch matches only an enrolled template, as the simulated sensor decides.

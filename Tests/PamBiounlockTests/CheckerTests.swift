@@ -99,10 +99,10 @@ final class CheckerWorld {
 
     /// One transaction; `asUser` false runs the same stack as root (the module decides itself).
     func authenticate(_ user: String? = nil, asUser: Bool = true, service: String = "biotest", answers: [String] = [],
-                      touches: [SimCommand] = [], touchWait: Int = 5000) throws -> (Transaction, checkerLog: [String]) {
+                      touches: [SimCommand] = [], touchWait: Int = 5000, extra: [String] = []) throws -> (Transaction, checkerLog: [String]) {
         try? FileManager.default.removeItem(atPath: syslogFile)
         let t = try fixture.authenticate(user ?? caller, service: service, answers: answers, touches: touches,
-                                         extra: ["--syslog"], wrapper: wrapper(asUser: asUser), timeout: 60, touchWait: touchWait)
+                                         extra: ["--syslog"] + extra, wrapper: wrapper(asUser: asUser), timeout: 60, touchWait: touchWait)
         if ProcessInfo.processInfo.environment["CHECKER_TEST_DEBUG"] != nil { print(t.raw.stdout, t.raw.stderr, (try? String(contentsOfFile: syslogFile, encoding: .utf8)) ?? "") }
         XCTAssertEqual(t.raw.status, 0, "harness: \(t.raw.stdout) \(t.raw.stderr)")
         let log = ((try? String(contentsOfFile: syslogFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -245,6 +245,20 @@ final class CheckerTests: XCTestCase {
             XCTAssertEqual(t.messages, [], name)
             XCTAssertTrue(t.syslog.contains { line in why.contains { line.contains("biounlock-check \($0); falling back to the password") } },
                           "\(name): \(t.syslog)")
+        }
+    }
+
+    /// Relaying through the checker leaves the locker as it found it: signal actions and mask,
+    /// limits, umask, cwd, threads, descriptors, environment -- and no child behind (reaped, also
+    /// when the host reaps or ignores SIGCHLD itself).
+    func testTheHostIsLeftAsItWasAndNoChildRemains() throws {
+        let (t, _) = try world.authenticate(answers: [pin], extra: ["--host-check"])
+        XCTAssertEqual(t.code, "PAM_SUCCESS")
+        XCTAssertEqual(t.lines("HOST"), ["unchanged after pam_authenticate 1", "unchanged after pam_end"], t.raw.stdout)
+        for sigchld in [[], ["--sigchld", "reap"], ["--sigchld", "ignore"]] {
+            let (c, _) = try world.authenticate(answers: ["1357"], extra: ["--check-host"] + sigchld)
+            XCTAssertEqual(c.code, "PAM_AUTHINFO_UNAVAIL")
+            XCTAssertTrue(c.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(sigchld): \(c.raw.stdout)")
         }
     }
 }
