@@ -52,7 +52,7 @@ helpers="$(mktemp -d "$repo/.build/test-helpers/lockers.XXXXXX")" && chmod 0755 
 install -m 4755 -o root -g root "$BUILD_DIR/biounlock-check" "$helpers/biounlock-check"
 
 # The root-owned config the checker reads (bound over /etc/security inside the sandbox), and
-# each locker's pam.d file: only what a locker's line carries (check_helper for this copy).
+# each locker's pam.d file.
 mkdir -m 0755 "$SANDBOX_DIR/etc-security" "$SANDBOX_DIR/home"
 chown "$USER_UID:$USER_UID" "$SANDBOX_DIR/home"
 cat >"$SANDBOX_DIR/etc-security/biounlock.conf" <<EOF
@@ -63,7 +63,7 @@ timeout = 15
 require_passcode = none
 EOF
 chmod 0644 "$SANDBOX_DIR/etc-security/biounlock.conf"
-stack() { # ARGS: the recommended auth lines with these module arguments
+stack() { # ARGS: the recommended auth lines with these module arguments (vlock: no example)
     cat <<EOF
 #%PAM-1.0
 auth    [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die] $BUILD_DIR/pam_biounlock.so check_helper=$helpers/biounlock-check $*
@@ -73,10 +73,16 @@ auth    required    pam_permit.so
 account required    pam_unix.so
 EOF
 }
-stack touch_first=0 >"$SANDBOX_DIR/etc/pam.d/i3lock"
-# (touch_first=5 rather than the default 2: the touch must come while the touch request is up,
-# and this machine may be busy.)
-stack touch_first=5 >"$SANDBOX_DIR/etc/pam.d/xscreensaver"
+# i3lock's and xscreensaver's files are the shipped examples (pam.d/), with the built module and
+# this checker copy put in; xscreensaver's gets touch_first=5 rather than the default 2 (the
+# touch must come while the touch request is up, and this machine may be busy).
+from_example() { # NAME [EXTRA ARGS]
+    sed "s|pam_biounlock\.so|$BUILD_DIR/pam_biounlock.so check_helper=$helpers/biounlock-check ${2:-}|" "$repo/pam.d/$1" \
+        >"$SANDBOX_DIR/etc/pam.d/$1"
+}
+from_example i3lock
+from_example xscreensaver touch_first=5
+cp /etc/pam.d/common-account "$SANDBOX_DIR/etc/pam.d/common-account"   # xscreensaver's @include
 stack >"$SANDBOX_DIR/etc/pam.d/vlock"
 chmod 0644 "$SANDBOX_DIR/etc/pam.d/"*
 
