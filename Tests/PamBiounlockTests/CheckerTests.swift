@@ -261,4 +261,17 @@ final class CheckerTests: XCTestCase {
             XCTAssertTrue(c.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(sigchld): \(c.raw.stdout)")
         }
     }
+
+    /// remote=ignore holds through the checker: what the module relays (PAM_RHOST, SSH_CONNECTION)
+    /// can make the session remote, and a remote session is left alone, as for root.
+    func testARemoteSessionIsLeftAloneAsForRoot() throws {
+        for extra in [["--rhost", "203.0.113.5"], ["--env", "SSH_CONNECTION=203.0.113.5 50000 192.0.2.1 22"]] {
+            let (root, _) = try world.authenticate(asUser: false, answers: [pin], extra: extra)
+            let (user, _) = try world.authenticate(answers: [pin], extra: extra)
+            XCTAssertEqual(user.code, "PAM_TRY_AGAIN", "PAM_IGNORE (the stack's marker): \(user.raw.stdout)")
+            XCTAssertEqual(user.code, root.code)
+            XCTAssertEqual(user.messages, [], "nothing asked")
+        }
+        XCTAssertEqual(try world.events.count, 0, "nothing recorded")
+    }
 }
