@@ -67,7 +67,9 @@ xdotool type --delay 20 "$password"; xdotool key Return; i3lock_result i3lock-wr
 # behind it), then the PIN-or-password prompt.
 as_user xscreensaver -no-splash -verbose >"$OUT/xscreensaver.log" 2>&1 &
 xss_locked() { as_user xscreensaver-command -time 2>/dev/null | grep -q "screen locked"; }
-xss_count() { grep -c "$1" "$OUT/xscreensaver.log"; }
+xss_count() { local n; n=$(grep -c "$1" "$OUT/xscreensaver.log" 2>/dev/null); echo "${n:-0}"; }   # 0 before the log exists
+# The daemon answers commands once it is up (the first lock must not race its start).
+for _ in $(seq 200); do as_user xscreensaver-command -time >/dev/null 2>&1 && break; sleep 0.1; done
 # xss_wait_for PATTERN BEFORE: until the log has more PATTERN lines than BEFORE (at most 20 s),
 # pressing Shift meanwhile: that brings the dialog up without typing anything into it (XTEST
 # pointer motion does not, under Xvfb).
