@@ -410,6 +410,35 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(text.stdout.contains("fix:"), text.stdout)
     }
 
+    /// The checker screen lockers need: setuid root, root-owned all the way up (what the module
+    /// itself checks before starting it); missing is only a warning (lockers use the password).
+    func testDoctorChecksTheSetuidChecker() throws {
+        let base = URL(fileURLWithPath: cliBuildDirectory).deletingLastPathComponent().appendingPathComponent(".build/test-helpers").path
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        var template = Array((base + "/d.XXXXXX").utf8CString)
+        let helpers = String(cString: try XCTUnwrap(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: helpers) }
+        chmod(helpers, 0o755)
+        let checker = helpers + "/biounlock-check"
+        try "check_helper = \(checker)\n".write(toFile: dir + "/biounlock.conf", atomically: true, encoding: .utf8)
+        func status() throws -> (String?, String) {
+            let r = try cli(["doctor", "--pam-dir", dir, "--module", cliBuildDirectory + "/pam_biounlock.so", "--json"])
+            let c = (try json(r)["checks"] as? [[String: Any]])?.first { $0["check"] as? String == "checker" }
+            return (c?["status"] as? String, c?["detail"] as? String ?? "")
+        }
+        XCTAssertEqual(try status().0, "warning", "missing: lockers fall back to the password")
+        try FileManager.default.copyItem(atPath: cliBuildDirectory + "/biounlock-check", toPath: checker)
+        chmod(checker, 0o755)
+        XCTAssertEqual(try status().0, "problem")
+        XCTAssertTrue(try status().1.contains("is not setuid root"))
+        chmod(checker, 0o4755)
+        XCTAssertEqual(try status().0, "ok")
+        chmod(helpers, 0o777)
+        XCTAssertEqual(try status().0, "problem")
+        XCTAssertTrue(try status().1.contains("writable by group or others"))
+        chmod(helpers, 0o755)
+    }
+
     /// From a terminal: asked twice, nothing echoed (driven through a pseudo-terminal by expect).
     func testInteractivePasscodeEntryOnATerminal() throws {
         func session(_ first: String, _ second: String) throws -> ProcessResult {

@@ -16,6 +16,10 @@ public enum Configuration {
         public var diagnostics: [OptionDiagnostic]
         /// Informational notes (e.g. an explicitly named config file that does not exist).
         public var notes: [String]
+
+        public init(options: Options, diagnostics: [OptionDiagnostic] = [], notes: [String] = []) {
+            self.options = options; self.diagnostics = diagnostics; self.notes = notes
+        }
     }
 
     /// - Parameters:

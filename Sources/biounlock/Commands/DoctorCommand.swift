@@ -11,7 +11,7 @@ enum DoctorCommand {
         options: [OptionSpec(name: "--pam-dir", value: "DIR", help: "PAM service files to check (default /etc/pam.d)"),
                   OptionSpec(name: "--module", value: "PATH", help: "the installed module (default: searched in the security dirs)")],
         abstract: "Check the installation and say how to fix each problem.",
-        discussion: "Module file, every pam.d service using it (control value, order, fallback, pam_fprintd beside it, greeter fingerprint stacks), store and config permissions, which sensor backend is in use and why, the reader, fprintd.",
+        discussion: "Module file, the setuid checker for screen lockers, every pam.d service using the module (control value, order, fallback, pam_fprintd beside it, greeter fingerprint stacks), store and config permissions, which sensor backend is in use and why, the reader, fprintd.",
         writes: false, run: run)
 
     static let securityDirs = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security", "/usr/lib/security"]
@@ -37,6 +37,9 @@ enum DoctorCommand {
             checks.append(Check(name: "module", status: .problem, detail: "pam_biounlock.so is not in \(securityDirs.joined(separator: ", "))",
                                 fix: "install the package (apt install ./dist/biounlock_VERSION_amd64.deb) or run scripts/install"))
         }
+
+        // The checker that screen lockers running as the user need.
+        checks.append(checkerCheck(context.options.checkHelper))
 
         // The PAM services.
         let files = readPamDir(pamDir)
@@ -174,6 +177,22 @@ enum DoctorCommand {
                          fix: "reinstall it from a build for this system")
         }
         return Check(name: "module", status: .ok, detail: "\(path) loads and exports the PAM entry points", fix: nil)
+    }
+
+    /// biounlock-check: what the module checks before it starts it (TrustedFiles.checkSetuidHelper):
+    /// setuid root, executable by others, root-owned and not writable by others all the way up.
+    static func checkerCheck(_ path: String) -> Check {
+        let lockers = "screen lockers that run as the user (i3lock, swaylock, xscreensaver) fall back to the password"
+        switch TrustedFiles.checkSetuidHelper(path) {
+        case nil:
+            return Check(name: "checker", status: .ok, detail: "\(path): setuid root, root-owned all the way up; screen lockers that run as the user can use biounlock", fix: nil)
+        case .missing?:
+            return Check(name: "checker", status: .warning, detail: "\(path) does not exist: \(lockers)",
+                         fix: "install the package (or scripts/install), or point check_helper at the installed biounlock-check")
+        case let problem?:
+            return Check(name: "checker", status: .problem, detail: "\(problem): the module refuses it and \(lockers)",
+                         fix: "chown root:root \(path); chmod 4755 \(path); every directory above it root-owned and not writable by group or others")
+        }
     }
 
     /// Regular files of the pam.d directory, at most 64 KiB each.

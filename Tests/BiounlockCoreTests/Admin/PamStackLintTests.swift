@@ -66,7 +66,7 @@ final class PamStackLintTests: XCTestCase {
         let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("pam.d")
         var files: [String: String] = [:]
-        for name in ["sudo", "su", "login", "xscreensaver"] {
+        for name in ["sudo", "su", "login", "xscreensaver", "i3lock", "swaylock"] {
             files[name] = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
         }
         XCTAssertEqual(PamStackLint.lint(files: files), [])
