@@ -24,11 +24,13 @@ final class CheckerHostileTests: XCTestCase {
         // "evil"), a socket path of the user's choosing and a library to preload.
         evil = world.fixture.dir + "/evil"
         try FileManager.default.createDirectory(atPath: evil, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
-        let store = try Store.open(path: evilStore, mode: .administer)
-        try store.saveTemplate(Template(finger: .rightIndex, sensor: .simulated, data: Array("evil".utf8), created: 1), user: "daemon")
-        try store.setPasscode(StoredPasscode(hash: try Passcode.hash(try XCTUnwrap(Secret(bytes: Array("9999".utf8))), opsLimit: 1, memLimit: 8192),
-                                             kind: .pin), user: "daemon", at: 1)
-        try store.setEnabled(true, user: "daemon", service: nil, at: 1)
+        do { // closed at the end of this block: no -wal or -shm left behind
+            let store = try Store.open(path: evilStore, mode: .administer)
+            try store.saveTemplate(Template(finger: .rightIndex, sensor: .simulated, data: Array("evil".utf8), created: 1), user: "daemon")
+            try store.setPasscode(StoredPasscode(hash: try Passcode.hash(try XCTUnwrap(Secret(bytes: Array("9999".utf8))), opsLimit: 1, memLimit: 8192),
+                                                 kind: .pin), user: "daemon", at: 1)
+            try store.setEnabled(true, user: "daemon", service: nil, at: 1)
+        }
         let source = evil + "/evil.c"
         try "#include <stdio.h>\n__attribute__((constructor)) static void evil(void) { FILE *f = fopen(\"\(marker)\", \"w\"); if (f) fclose(f); }\n"
             .write(toFile: source, atomically: false, encoding: .utf8)
@@ -39,7 +41,10 @@ final class CheckerHostileTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: marker), "the preload library works")
         try FileManager.default.removeItem(atPath: marker)
         _ = try runProcess("/bin/chown", ["-R", "1:1", evil])
+        evilFiles = try FileManager.default.contentsOfDirectory(atPath: evil).sorted()
     }
+    /// What the user's directory holds after the set-up (the store and its lock file, the library).
+    var evilFiles: [String] = []
 
     override func tearDown() { world = nil }
 
@@ -109,7 +114,7 @@ final class CheckerHostileTests: XCTestCase {
 
     var evilIsUntouched: Bool {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: evil))?.sorted() ?? []
-        guard names == ["evil.c", "evil.db", "evil.so"] else { return false }   // no -wal/-shm, no marker, no socket
+        guard names == evilFiles else { return false }   // no -wal/-shm, no marker, no socket
         // Read-only, with the sqlite3 tool: opening it as a store would refuse the user's directory.
         let r = try? runProcess("/usr/bin/sqlite3", ["file:\(evilStore)?mode=ro&immutable=1",
                                                      "SELECT count(*) FROM events; SELECT passcode_failures, last_success IS NULL FROM users"])
