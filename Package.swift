@@ -8,6 +8,7 @@
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
 //   sensors         BiounlockSensors                  (simulated sensor; libfprint through the helper)
 //   helper          biounlock-fprint                  (the only program that loads libfprint-2 / GLib)
+//   checker         BiounlockCheck -> biounlock-check (setuid root: the chain for callers without root)
 //   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
 //   CLI             biounlock                         (admin tool, thin: logic lives in the library)
 import PackageDescription
@@ -40,6 +41,7 @@ let package = Package(
         .library(name: "pam_biounlock", type: .dynamic, targets: ["PamBiounlock"]),
         .executable(name: "biounlock", targets: ["biounlock"]),
         .executable(name: "biounlock-fprint", targets: ["biounlock-fprint"]),
+        .executable(name: "biounlock-check", targets: ["biounlock-check"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
     ],
     targets: [
@@ -53,6 +55,8 @@ let package = Package(
         .systemLibrary(name: "CIntl"),
         .systemLibrary(name: "CFPrint", pkgConfig: "libfprint-2",
                        providers: [.apt(["libfprint-2-dev", "libglib2.0-dev"])]),
+        // libc's variadic prctl and syslog, for the checker only (no library to link).
+        .systemLibrary(name: "CCheck"),
 
         // Core policy: no Foundation (it is linked into the PAM module).
         .target(name: "BiounlockCore", dependencies: ["CSodium", "CIntl"]),
@@ -60,6 +64,24 @@ let package = Package(
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
         .target(name: "BiounlockFprintProtocol"),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
+        // The protocol between the module running as the user and biounlock-check (the helper
+        // protocol's framing, its own messages): pure Swift + Glibc.
+        .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
+        // Both sides of that exchange: the checker's service (the policy chain with a relayed
+        // conversation) and the module's client (start the checker, relay, map the decision).
+        .target(name: "BiounlockCheck",
+                dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol"]),
+
+        // The setuid-root checker: a thin entry that hardens its process and runs BiounlockCheck.
+        // Full RELRO and every symbol bound at start, like the module.
+        .executableTarget(
+            name: "biounlock-check",
+            dependencies: ["CCheck", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
+                           "BiounlockCheckProtocol", "BiounlockCheck"],
+            // A single-threaded program: Swift 5 mode spares its top-level code actor isolation.
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "-z", "-Xlinker", "relro"])]
+        ),
 
         // The libfprint helper: a separate process, spawned with a clean environment, so that
         // libfprint and GLib never load into sudo or login. The only target that links CFPrint.
@@ -73,7 +95,7 @@ let package = Package(
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
         .target(
             name: "PamBiounlock",
-            dependencies: ["CPAM", "BiounlockCore", "BiounlockStore", "BiounlockSensors"],
+            dependencies: ["CPAM", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
             exclude: ["exports.map"],
             linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]
         ),
@@ -81,7 +103,7 @@ let package = Package(
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
             name: "biounlock",
-            dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors"],
+            dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
@@ -98,13 +120,16 @@ let package = Package(
         ),
 
         // Helpers the test targets share (running a built program with a time limit, ...).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: testSettings),
+        .target(name: "TestSupport", dependencies: ["BiounlockSensors"], path: "Tests/TestSupport", swiftSettings: testSettings),
 
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockCheckTests",
+                    dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],
+                    swiftSettings: testSettings),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings),
         .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
 
     int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (in < 0 || inotify_add_watch(in, dir, IN_CREATE | IN_DELETE_SELF | IN_ONLYDIR) < 0) {
+    // The sensor binds its socket under a private name and renames it into place (IN_MOVED_TO).
+    if (in < 0 || inotify_add_watch(in, dir, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR) < 0) {
         perror("sim-finger: inotify");
         return 1;
     }
@@ -115,7 +116,7 @@ int main(int argc, char **argv) {
             for (char *e = events; e < events + got;) {
                 struct inotify_event *ev = (struct inotify_event *)e;
                 if (ev->mask & (IN_DELETE_SELF | IN_IGNORED)) stop = 1;
-                if ((ev->mask & IN_CREATE) && ev->len && strcmp(ev->name, base) == 0) pending = 1;
+                if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && ev->len && strcmp(ev->name, base) == 0) pending = 1;
                 e += sizeof *ev + ev->len;
             }
         }

@@ -3,8 +3,9 @@ import Glibc
 
 // Fuzz target: what the module (and the CLI) read from the libfprint helper, biounlock-fprint --
 // the byte stream on their end of the socketpair: framing (FrameBuffer, FrameChannel.receive) and
-// every message (FprintResponse, with ReaderDescription, VerifyOutcome, FprintFailure,
-// PrintProblem). The same frames are parsed as requests too (what the helper reads from us).
+// every message (FprintResponse, with ReaderDescription, FprintdReader, VerifyOutcome,
+// FprintFailure, PrintProblem). The same frames are parsed as requests too (what the helper reads
+// from us), the fprintd requests and answers included.
 //
 // Input: one byte that sets how the stream arrives (chunks of 1-256 bytes), then the stream.
 // Nothing may trap. Checks: the chunking never changes the frames; a real socket read through
@@ -83,7 +84,16 @@ func check(_ response: FprintResponse) {
         _ = f.description
     case .printRejected(_, let problem):
         _ = problem.description
-    case .hello, .enrolStage, .enrolRetry, .verified, .deleted, .closed:
+    case .fprintdReaders(let list):
+        precondition(list.count <= FprintProtocol.maximumDevices, "too many fprintd devices")
+        for d in list {
+            checkStrings([d.path, d.name, d.scanType, d.shortName])
+            precondition(d.fingers.count <= FprintProtocol.maximumPrints, "too many fingers")
+        }
+    case .fprintdClaimed(let d):
+        checkStrings([d.path, d.name, d.scanType, d.shortName])
+        precondition(d.enrolStages <= 1000 && d.fingers.count <= FprintProtocol.maximumPrints, "an fprintd device within the limits")
+    case .hello, .enrolStage, .enrolRetry, .verified, .deleted, .closed, .fprintdEnrolled:
         break
     }
 }

@@ -14,6 +14,11 @@ public func monotonicMilliseconds() -> Int64 {
 /// monotonic milliseconds; `Int64.max` waits without bound); reads stop at one frame of at most
 /// `FprintProtocol.maximumFrameLength`; writes use send(2) with MSG_NOSIGNAL, so a peer that went
 /// away is an error (EPIPE), never a SIGPIPE in the host; no signal handler is touched.
+///
+/// The same channel carries biounlock-check's protocol (BiounlockCheckProtocol), with its own,
+/// smaller frame limit and `sensitive`: frames there carry what the user typed, so every buffer
+/// the channel fills (the receive chunk, the frames not yet returned, the framed copy of what is
+/// sent) is zeroed before it is released. Payloads handed in and out are the caller's to wipe.
 public final class FrameChannel {
     public enum Failure: Error, Equatable, CustomStringConvertible {
         /// The peer closed its end (or died).
@@ -37,13 +42,25 @@ public final class FrameChannel {
     }
 
     public private(set) var fd: Int32
-    var frames = FrameBuffer()
+    var frames: FrameBuffer
     /// Set once the stream can no longer be trusted to be in step (oversized or bad frame).
     var broken = false
+    /// Largest frame sent or accepted.
+    public let limit: Int
+    /// Zero every buffer that held frame bytes before releasing it.
+    public let sensitive: Bool
 
-    public init(fd: Int32) { self.fd = fd }
+    public init(fd: Int32, limit: Int = FprintProtocol.maximumFrameLength, sensitive: Bool = false) {
+        self.fd = fd
+        self.limit = limit
+        self.sensitive = sensitive
+        frames = FrameBuffer(limit: limit, wipes: sensitive)
+    }
 
-    deinit { close() }
+    deinit {
+        close()
+        frames.wipe()
+    }
 
     public func close() {
         guard fd >= 0 else { return }
@@ -71,8 +88,9 @@ public final class FrameChannel {
     /// Sends one frame; the whole frame or a failure.
     public func send(_ payload: [UInt8], until deadline: Int64) -> Result<Void, Failure> {
         guard fd >= 0 else { return .failure(.closed) }
-        guard payload.count <= FprintProtocol.maximumFrameLength else { return .failure(.tooLarge) }
-        let bytes = FrameBuffer.frame(payload)
+        guard payload.count <= limit else { return .failure(.tooLarge) }
+        var bytes = FrameBuffer.frame(payload)
+        defer { if sensitive { wipeBytes(&bytes) } }
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { raw -> Int in
@@ -95,7 +113,8 @@ public final class FrameChannel {
     public func receive(until deadline: Int64) -> Result<[UInt8], Failure> {
         guard fd >= 0 else { return .failure(.closed) }
         guard !broken else { return .failure(.malformed) }
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var chunk = [UInt8](repeating: 0, count: min(64 * 1024, limit + 4))
+        defer { if sensitive { wipeBytes(&chunk) } }
         while true {
             switch frames.next() {
             case .frame(let payload): return .success(payload)
@@ -145,4 +164,11 @@ public final class FrameChannel {
 
     /// Marks the stream unusable (after a frame that did not parse).
     public func markBroken() { broken = true }
+}
+
+/// Zeroes `bytes` in place (explicit_bzero: not optimised away).
+public func wipeBytes(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { raw in
+        if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
+    }
 }

@@ -10,6 +10,10 @@
 /// Conversation: the helper speaks first (`hello`). Then strictly one request at a time; each
 /// request gets zero or more events (`enrolStage`, `enrolRetry`, `printRejected`) and exactly
 /// one final response (its result or `failure`). `close` (or EOF) ends the helper.
+///
+/// Two families of requests: `enumerate`/`open`/`enrol`/`verify`/`delete` drive libfprint
+/// directly (sensor=libfprint); the `fprintd*` requests talk to the fprintd daemon over D-Bus
+/// (sensor=fprintd), which keeps the prints itself. One helper serves one family.
 public enum FprintProtocol {
     /// Bumped on any incompatible change; both sides refuse a peer with another version.
     public static let version: UInt8 = 1
@@ -76,6 +80,37 @@ public struct ReaderDescription: Equatable, Sendable {
     public var ref: ReaderRef { ReaderRef(driver: driver, device: device) }
 }
 
+/// One fprintd device as the helper saw it over D-Bus, with the user's fingers on it.
+public struct FprintdReader: Equatable, Sendable {
+    /// The device's D-Bus object path (`/net/reactivated/Fprint/Device/N`).
+    public var path: String
+    /// fprintd's `name` property (the driver's product name).
+    public var name: String
+    /// "press" or "swipe".
+    public var scanType: String
+    /// Touches one enrolment takes; fprintd knows it only while the device is claimed (0 otherwise).
+    public var enrolStages: Int
+    /// The user's enrolled fingers on this device (libfprint finger numbers, 1 = left thumb … 10 =
+    /// right little), in fprintd's order; at most 10.
+    public var fingers: [UInt8]
+
+    public init(path: String, name: String, scanType: String, enrolStages: Int, fingers: [UInt8]) {
+        self.path = path; self.name = name; self.scanType = scanType; self.enrolStages = enrolStages; self.fingers = fingers
+    }
+
+    /// The last element of the object path ("0" for /net/reactivated/Fprint/Device/0).
+    public var shortName: String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}
+
+/// What an fprintd device is claimed for: verification picks the device holding the user's
+/// prints; enrolment and deletion the one the selector names, else fprintd's default device.
+public enum FprintdPurpose: UInt8, Equatable, Sendable {
+    case verify = 1
+    case enrol = 2
+}
+
 public enum FprintRequest: Equatable, Sendable {
     /// List the readers (does not open them).
     case enumerate
@@ -88,8 +123,24 @@ public enum FprintRequest: Equatable, Sendable {
     case verify(prints: [[UInt8]], timeoutMilliseconds: UInt32)
     /// Delete a print from the open reader's own storage.
     case delete(print: [UInt8])
-    /// Close the reader and exit.
+    /// Close the reader (fprintd: stop what runs and release the device) and exit.
     case close
+
+    /// fprintd: the devices and, for each, the fingers `user` has enrolled on it. Nothing is
+    /// claimed. `bus` is the D-Bus address (`unix:path=...`), never taken from the environment.
+    case fprintdList(bus: String, user: String)
+    /// fprintd: claims a device for `user` (see FprintdPurpose; `selector` names a device by its
+    /// object path or its last element). Answered by `fprintdClaimed`.
+    case fprintdClaim(bus: String, user: String, selector: String, purpose: FprintdPurpose)
+    /// fprintd: waits for one touch on the claimed device (VerifyStart "any" on first use, then
+    /// the same verification goes on after a retry). `verified(.match(index:))` carries the
+    /// matched finger's number, 0 when fprintd did not say which.
+    case fprintdVerify(timeoutMilliseconds: UInt32)
+    /// fprintd: enrols a finger (libfprint number) on the claimed device; answered by
+    /// `enrolStage`/`enrolRetry` events and `fprintdEnrolled`.
+    case fprintdEnrol(finger: UInt8, timeoutMilliseconds: UInt32)
+    /// fprintd: deletes one finger (0: every finger) of the claimed device's user; `deleted`.
+    case fprintdDelete(finger: UInt8)
 }
 
 /// Why a print was not used.
@@ -197,6 +248,12 @@ public enum FprintResponse: Equatable, Sendable {
     case deleted
     case closed
     case failure(FprintFailure)
+    /// fprintd: the devices (`fprintdList`).
+    case fprintdReaders([FprintdReader])
+    /// fprintd: the device claimed, with the user's fingers and its enrolment stages.
+    case fprintdClaimed(FprintdReader)
+    /// fprintd: the finger was enrolled (fprintd stored it).
+    case fprintdEnrolled
 
     /// Whether this ends the current request (events do not).
     public var isFinal: Bool {
@@ -211,10 +268,12 @@ public enum FprintResponse: Equatable, Sendable {
 
 enum RequestTag: UInt8 {
     case enumerate = 1, open = 2, enrol = 3, verify = 4, delete = 5, close = 6
+    case fprintdList = 20, fprintdClaim, fprintdVerify, fprintdEnrol, fprintdDelete
 }
 
 enum ResponseTag: UInt8 {
     case hello = 100, devices, opened, enrolStage, enrolRetry, enrolled, printRejected, verified, deleted, closed, failure
+    case fprintdReaders = 120, fprintdClaimed, fprintdEnrolled
 }
 
 enum OutcomeTag: UInt8 {
@@ -248,6 +307,21 @@ extension FprintRequest {
             w.data(print)
         case .close:
             w.u8(RequestTag.close.rawValue)
+        case .fprintdList(let bus, let user):
+            w.u8(RequestTag.fprintdList.rawValue)
+            w.string(bus); w.string(user)
+        case .fprintdClaim(let bus, let user, let selector, let purpose):
+            w.u8(RequestTag.fprintdClaim.rawValue)
+            w.string(bus); w.string(user); w.string(selector); w.u8(purpose.rawValue)
+        case .fprintdVerify(let timeout):
+            w.u8(RequestTag.fprintdVerify.rawValue)
+            w.u32(timeout)
+        case .fprintdEnrol(let finger, let timeout):
+            w.u8(RequestTag.fprintdEnrol.rawValue)
+            w.u8(finger); w.u32(timeout)
+        case .fprintdDelete(let finger):
+            w.u8(RequestTag.fprintdDelete.rawValue)
+            w.u8(finger)
         }
         return w.bytes
     }
@@ -284,6 +358,22 @@ extension FprintRequest {
             self = .delete(print: p)
         case .close:
             self = .close
+        case .fprintdList:
+            guard let bus = r.string(), let user = r.string() else { return nil }
+            self = .fprintdList(bus: bus, user: user)
+        case .fprintdClaim:
+            guard let bus = r.string(), let user = r.string(), let selector = r.string(),
+                  let purpose = r.u8().flatMap(FprintdPurpose.init(rawValue:)) else { return nil }
+            self = .fprintdClaim(bus: bus, user: user, selector: selector, purpose: purpose)
+        case .fprintdVerify:
+            guard let timeout = r.u32() else { return nil }
+            self = .fprintdVerify(timeoutMilliseconds: timeout)
+        case .fprintdEnrol:
+            guard let finger = r.u8(), let timeout = r.u32() else { return nil }
+            self = .fprintdEnrol(finger: finger, timeoutMilliseconds: timeout)
+        case .fprintdDelete:
+            guard let finger = r.u8() else { return nil }
+            self = .fprintdDelete(finger: finger)
         }
         guard r.isAtEnd else { return nil }
     }
@@ -301,6 +391,27 @@ extension ReaderDescription {
               let enrolStages = Int(exactly: stages), enrolStages <= 1000 else { return nil }
         return ReaderDescription(driver: driver, device: device, name: name, enrolStages: enrolStages,
                                  features: ReaderFeatures(rawValue: features), scanType: scanType)
+    }
+}
+
+extension FprintdReader {
+    func write(_ w: inout WireWriter) {
+        w.string(path); w.string(name); w.string(scanType); w.u32(UInt32(clamping: enrolStages))
+        let fingers = self.fingers.prefix(FprintProtocol.maximumPrints)
+        w.u32(UInt32(clamping: fingers.count))
+        for f in fingers { w.u8(f) }
+    }
+
+    static func read(_ r: inout WireReader) -> FprintdReader? {
+        guard let path = r.string(), let name = r.string(), let scanType = r.string(),
+              let stages = r.u32().flatMap({ Int(exactly: $0) }), stages <= 1000,
+              let n = r.count(limit: FprintProtocol.maximumPrints) else { return nil }
+        var fingers: [UInt8] = []
+        for _ in 0..<n {
+            guard let f = r.u8() else { return nil }
+            fingers.append(f)
+        }
+        return FprintdReader(path: path, name: name, scanType: scanType, enrolStages: stages, fingers: fingers)
     }
 }
 
@@ -346,6 +457,16 @@ extension FprintResponse {
         case .failure(let f):
             w.u8(ResponseTag.failure.rawValue)
             w.u8(f.kind.rawValue); w.u8(f.domain.rawValue); w.i32(f.code); w.string(f.message)
+        case .fprintdReaders(let list):
+            w.u8(ResponseTag.fprintdReaders.rawValue)
+            let bounded = list.prefix(FprintProtocol.maximumDevices)
+            w.u32(UInt32(clamping: bounded.count))
+            for d in bounded { d.write(&w) }
+        case .fprintdClaimed(let d):
+            w.u8(ResponseTag.fprintdClaimed.rawValue)
+            d.write(&w)
+        case .fprintdEnrolled:
+            w.u8(ResponseTag.fprintdEnrolled.rawValue)
         }
         return w.bytes
     }
@@ -396,6 +517,19 @@ extension FprintResponse {
                   let domain = r.u8().flatMap(FprintFailure.Domain.init(rawValue:)),
                   let code = r.i32(), let message = r.string() else { return nil }
             self = .failure(FprintFailure(kind, domain: domain, code: code, message))
+        case .fprintdReaders:
+            guard let n = r.count(limit: FprintProtocol.maximumDevices) else { return nil }
+            var list: [FprintdReader] = []
+            for _ in 0..<n {
+                guard let d = FprintdReader.read(&r) else { return nil }
+                list.append(d)
+            }
+            self = .fprintdReaders(list)
+        case .fprintdClaimed:
+            guard let d = FprintdReader.read(&r) else { return nil }
+            self = .fprintdClaimed(d)
+        case .fprintdEnrolled:
+            self = .fprintdEnrolled
         }
         guard r.isAtEnd else { return nil }
     }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Byte-level encoding of the helper protocol: big-endian integers and length-prefixed byte
 /// strings. The reader never traps: every read checks what is left and the size limits, and a
 /// malformed message is nil, never a partial value.
@@ -87,13 +89,35 @@ public struct FrameBuffer {
 
     var pending: [UInt8] = []
     let limit: Int
+    /// Zero consumed bytes (frames that carry secrets).
+    let wipes: Bool
 
-    public init(limit: Int = FprintProtocol.maximumFrameLength) { self.limit = limit }
+    public init(limit: Int = FprintProtocol.maximumFrameLength, wipes: Bool = false) {
+        self.limit = limit
+        self.wipes = wipes
+    }
 
     /// Bytes received but not yet returned as frames.
     public var buffered: Int { pending.count }
 
-    public mutating func append(_ chunk: ArraySlice<UInt8>) { pending.append(contentsOf: chunk) }
+    public mutating func append(_ chunk: ArraySlice<UInt8>) {
+        guard wipes, pending.capacity < pending.count + chunk.count else { return pending.append(contentsOf: chunk) }
+        // Growing would release the old storage unwiped: copy into a new one, then wipe the old.
+        var grown: [UInt8] = []
+        grown.reserveCapacity(max(2 * pending.capacity, pending.count + chunk.count))
+        grown.append(contentsOf: pending)
+        grown.append(contentsOf: chunk)
+        wipe()
+        pending = grown
+    }
+
+    /// Zeroes and drops everything buffered.
+    public mutating func wipe() {
+        pending.withUnsafeMutableBytes { raw in
+            if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
+        }
+        pending.removeAll()
+    }
 
     public mutating func next() -> Next {
         guard pending.count >= 4 else { return .needMore }
@@ -102,7 +126,13 @@ public struct FrameBuffer {
         guard let n = Int(exactly: length), n <= limit else { return .tooLarge(length) }
         guard pending.count - 4 >= n else { return .needMore }
         let frame = Array(pending[4..<(4 + n)])
-        pending.removeFirst(4 + n)
+        if wipes {
+            let rest = Array(pending[(4 + n)...])
+            wipe()
+            pending = rest
+        } else {
+            pending.removeFirst(4 + n)
+        }
         return .frame(frame)
     }
 

@@ -28,8 +28,59 @@ public struct Sensors: SensorProvider {
         openReader(options, for: templates).map(\.sensor)
     }
 
+    /// Opens a reader for verifying `user` (the policy chain's way in). With sensor=fprintd the
+    /// store holds no templates: fprintd says which fingers the user has, and on which device.
+    public func openReader(for user: UserRecord, options: Options) -> UserReader {
+        let options = Sensors.resolved(options)
+        guard options.sensor == .fprintd else {
+            let templates = user.templates.filter { $0.sensor == options.sensor }
+            guard !templates.isEmpty else { return .nothingEnrolled }
+            switch open(options, for: templates) {
+            case .success(let sensor): return .ready(sensor, templates)
+            case .failure(let why): return .unavailable(why)
+            }
+        }
+        // Starting the helper, reaching fprintd and claiming the device are bounded by the touch
+        // timeout too (and never more than 5 s), as for libfprint.
+        let limit = min(LibfprintSensor.openMilliseconds, Int64(options.timeoutSeconds) * 1000)
+        switch FprintdSensor.open(options, user: user.name, purpose: .verify, diagnostics: diagnostics, logger: logger,
+                                  limitMilliseconds: limit) {
+        case .opened(let sensor): return .ready(sensor, sensor.templates)
+        case .nothingEnrolled(let why):
+            logger?.log(.info, "nothing enrolled in fprintd for \(sanitizedForLog(user.name)): \(sanitizedForLog(why))")
+            return .nothingEnrolled
+        case .unavailable(let why): return .unavailable(why)
+        }
+    }
+
+    /// Options whose `sensor` is a backend (auto resolved), for callers that built Options by hand.
+    static func resolved(_ options: Options) -> Options {
+        options.sensor == .auto ? SensorSelection.resolve(options) : options
+    }
+
+    /// Claims an fprintd device for enrolling or deleting `user`'s prints (`biounlock enrol` and
+    /// `unenrol` with sensor=fprintd): the one `fprint_device` names, else fprintd's default.
+    public func openFprintd(_ options: Options, user: String) -> Result<FprintdSensor, SensorUnavailable> {
+        switch FprintdSensor.open(options, user: user, purpose: .enrol, diagnostics: diagnostics, logger: logger) {
+        case .opened(let sensor): return .success(sensor)
+        case .nothingEnrolled(let why): return .failure(SensorUnavailable(why))
+        case .unavailable(let why): return .failure(why)
+        }
+    }
+
+    /// What fprintd holds for `user`: each device and the user's fingers on it.
+    public func fprintdFingers(_ options: Options, user: String) -> Result<[FprintdReader], SensorUnavailable> {
+        FprintdSensor.list(options, users: [user], diagnostics: diagnostics).map { $0[user] ?? [] }
+    }
+
+    /// The same for several users through one helper (`biounlock status` and `list`).
+    public func fprintdFingers(_ options: Options, users: [String]) -> Result<[String: [FprintdReader]], SensorUnavailable> {
+        FprintdSensor.list(options, users: users, diagnostics: diagnostics)
+    }
+
     /// Opens a reader and says which one it is (the CLI shows it and uses its enrolment stages).
     public func openReader(_ options: Options, for templates: [Template] = []) -> Result<OpenReader, SensorUnavailable> {
+        let options = Sensors.resolved(options)
         switch options.sensor {
         case .simulated:
             guard let path = options.simSocket else {
@@ -44,6 +95,9 @@ public struct Sensors: SensorProvider {
             return LibfprintSensor.open(options, preferred: Sensors.readers(of: templates), diagnostics: diagnostics,
                                         logger: logger, limitMilliseconds: limit)
                 .map { OpenReader(sensor: $0, info: $0.reader.info) }
+        case .fprintd, .auto:
+            // fprintd claims a device for a user: openReader(for:) and openFprintd(_:user:).
+            return .failure(SensorUnavailable("sensor=fprintd opens a device for a user"))
         }
     }
 
@@ -59,7 +113,11 @@ public struct Sensors: SensorProvider {
 
     /// The readers present (`biounlock sensors`), without opening them.
     public func list(_ options: Options) -> Result<[ReaderInfo], SensorUnavailable> {
+        let options = Sensors.resolved(options)
         switch options.sensor {
+        case .fprintd, .auto:
+            // The caller's own fingers are asked for too (fprintd needs a user); only the devices are used.
+            return fprintdFingers(options, user: "").map { $0.map(\.info) }
         case .simulated:
             guard let path = options.simSocket else { return .success([]) }
             return .success([SimulatedSensor.info(socket: path)])

@@ -152,7 +152,11 @@ public final class Store: AuthStore {
         if let problem = TrustedFiles.checkFile(path) { throw StoreFailure(problem.description) }
     }
 
-    func schemaVersion() throws(StoreFailure) -> Int {
+    /// The schema version this build writes (and the module requires).
+    public static var currentSchemaVersion: Int { Schema.currentVersion }
+
+    /// The store's schema version (`PRAGMA user_version`).
+    public func schemaVersion() throws(StoreFailure) -> Int {
         let stmt = try connection.prepare("PRAGMA user_version")
         guard try stmt.step() else { return 0 }
         return Int(Row(handle: stmt.handle).int(0) ?? 0)
@@ -582,6 +586,16 @@ public final class Store: AuthStore {
             let removed = connection.changes
             if removed > 0 { try bumpEnrolmentVersion(user) }
             return removed
+        }
+    }
+
+    /// Records a change of the enrolled set made outside the store (sensor=fprintd: fprintd keeps
+    /// the prints, `biounlock enrol`/`unenrol` change them there), so that require_passcode=enrolment
+    /// applies as it does to the store's own templates.
+    public func noteEnrolmentChange(user: String, at time: Int64) throws(StoreFailure) {
+        try connection.transaction { () throws(StoreFailure) in
+            try ensureUser(user, at: time)
+            try bumpEnrolmentVersion(user)
         }
     }
 

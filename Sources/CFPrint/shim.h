@@ -12,4 +12,9 @@
 /// as the format.
 static inline void biounlock_openlog(void) { openlog("biounlock-fprint", LOG_PID, LOG_AUTHPRIV); }
 static inline void biounlock_syslog_warning(const char *message) { syslog(LOG_WARNING, "%s", message); }
+
+/// g_signal_connect is a macro: Swift calls this instead (no destroy notify, no flags).
+static inline gulong biounlock_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data) {
+    return g_signal_connect_data(instance, signal, handler, data, NULL, (GConnectFlags) 0);
+}
 #endif

@@ -2,6 +2,8 @@ import CPAM
 import BiounlockCore
 import BiounlockSensors
 import BiounlockStore
+import BiounlockCheck
+import BiounlockCheckProtocol
 
 // The module's entry points. This file only translates: bounded C arguments in, one
 // exhaustive switch from the chain's Outcome to a PAM code out. Every decision is made by
@@ -49,6 +51,18 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         rhost: PamHandle.item(pamh, PAM_RHOST) ?? "",
         silent: (UInt32(bitPattern: flags) & UInt32(PAM_SILENT)) != 0)
 
+    // Without root (a screen locker running PAM as the user) the root-only store is out of reach:
+    // biounlock-check runs the same chain as root for this user and the module relays its
+    // conversation (BiounlockCheck.CheckerClient). No password note is left for pam_sm_setcred:
+    // running as the user it could not record a password success (see PasswordWitness).
+    if CheckerClient.isNeeded {
+        var environment: [String: String] = [:]
+        for name in CheckProtocol.relayedEnvironment { environment[name] = PamHandle.environment(pamh, name) }
+        let check = CheckRequest(user: user, service: request.service, tty: request.tty, rhost: request.rhost,
+                                 silent: request.silent, words: arguments, environment: environment)
+        return pamCode(CheckerClient.authenticate(check, options: options, conversation: PamConversation(pamh), logger: logger))
+    }
+
     let chain = PolicyChain(
         options: options,
         conversation: PamConversation(pamh),
@@ -64,6 +78,12 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     if PasswordWitness.handsOnToPassword(decision) {
         _ = biounlock_pam_set_pending_user(pamh, user)
     }
+    return pamCode(decision)
+}
+
+/// The one mapping from the chain's decision to a PAM code (the same for a decision made here
+/// and one biounlock-check made for a caller without root).
+func pamCode(_ decision: Decision) -> Int32 {
     switch decision.outcome {
     case .success: return PAM_SUCCESS
     case .ignore: return PAM_IGNORE

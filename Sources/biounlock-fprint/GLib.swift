@@ -65,8 +65,10 @@ final class Cancellation {
     private var watch: guint = 0
     private(set) var timedOut = false
     private(set) var peerGone = false
+    /// The peer sent something (a new request) while the operation waited (`wakeOnInput`).
+    private(set) var inputPending = false
 
-    init(timeoutMilliseconds: UInt32, peer: Int32) {
+    init(timeoutMilliseconds: UInt32, peer: Int32, wakeOnInput: Bool = false) {
         cancellable = g_cancellable_new()
         let me = Unmanaged.passUnretained(self).toOpaque()
         timer = g_timeout_add(max(timeoutMilliseconds, 1), { data in
@@ -77,12 +79,12 @@ final class Cancellation {
             g_cancellable_cancel(c.cancellable)
             return gboolean(0) // G_SOURCE_REMOVE
         }, me)
-        let conditions = GIOCondition(rawValue: G_IO_HUP.rawValue | G_IO_ERR.rawValue)
-        watch = g_unix_fd_add(peer, conditions, { _, _, data in
+        let conditions = GIOCondition(rawValue: G_IO_HUP.rawValue | G_IO_ERR.rawValue | (wakeOnInput ? G_IO_IN.rawValue : 0))
+        watch = g_unix_fd_add(peer, conditions, { _, condition, data in
             guard let data else { return gboolean(0) }
             let c = Unmanaged<Cancellation>.fromOpaque(data).takeUnretainedValue()
             c.watch = 0
-            c.peerGone = true
+            if condition.rawValue & (G_IO_HUP.rawValue | G_IO_ERR.rawValue) != 0 { c.peerGone = true } else { c.inputPending = true }
             g_cancellable_cancel(c.cancellable)
             return gboolean(0)
         }, me)

@@ -2,7 +2,8 @@ import Glibc
 import CFPrint
 import BiounlockFprintProtocol
 
-// biounlock-fprint: the only biounlock program that loads libfprint-2 (and with it GLib).
+// biounlock-fprint: the only biounlock program that loads libfprint-2 (and with it GLib), and
+// the only one that talks to the fprintd daemon over D-Bus (GDBus, sensor=fprintd).
 // The PAM module and the CLI spawn it with a clean environment and talk to it over a socketpair
 // on fd 3 (BiounlockFprintProtocol): the host of the PAM module (sudo, login, a greeter) never
 // maps libfprint, never has its GLib main context iterated, and a crash or hang in a driver ends
@@ -65,6 +66,14 @@ func reply(_ response: FprintResponse) {
 
 reply(.hello)
 let session = Session(peer: peer, send: reply)
+/// The fprintd client, made on the first fprintd request (libfprint is then never initialised).
+var fprintd: FprintdSession?
+func fprintdSession() -> FprintdSession {
+    if let fprintd { return fprintd }
+    let made = FprintdSession(peer: peer, send: reply)
+    fprintd = made
+    return made
+}
 while peerAlive {
     guard case .success(let payload) = channel.receive(until: monotonicMilliseconds() &+ idleMilliseconds) else { break }
     guard let request = FprintRequest(payload: payload) else {
@@ -79,10 +88,18 @@ while peerAlive {
     case .delete(let print): session.delete(print: print)
     case .close:
         session.closeDevice()
+        fprintd?.finish()
         reply(.closed)
         peerAlive = false
+    case .fprintdList(let bus, let user): fprintdSession().list(bus: bus, user: user)
+    case .fprintdClaim(let bus, let user, let selector, let purpose):
+        fprintdSession().claim(bus: bus, user: user, selector: selector, purpose: purpose)
+    case .fprintdVerify(let timeout): fprintdSession().verify(timeoutMilliseconds: timeout)
+    case .fprintdEnrol(let finger, let timeout): fprintdSession().enrol(finger: finger, timeoutMilliseconds: timeout)
+    case .fprintdDelete(let finger): fprintdSession().delete(finger: finger)
     }
 }
 session.closeDevice()
+fprintd?.finish()
 channel.close()
 exit(0)

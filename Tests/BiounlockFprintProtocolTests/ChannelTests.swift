@@ -48,6 +48,28 @@ final class ChannelTests: XCTestCase {
         XCTAssertEqual(a.receive(until: soon()).failureValue, .tooLarge)
         XCTAssertEqual(a.receive(until: soon()).failureValue, .malformed, "the stream is not read on after that")
     }
+
+    /// The checker's channel wipes what it buffered (frames carry typed secrets); framing is the same.
+    func testSensitiveBuffersFrameTheSame() {
+        var buffer = FrameBuffer(limit: 64, wipes: true)
+        let stream = FrameBuffer.frame(Array("2468".utf8)) + FrameBuffer.frame([]) + FrameBuffer.frame(Array(repeating: 7, count: 64))
+        var frames: [[UInt8]] = []
+        for byte in stream {
+            buffer.append([byte][...])
+            while case .frame(let f) = buffer.next() { frames.append(f) }
+        }
+        XCTAssertEqual(frames, [Array("2468".utf8), [], Array(repeating: 7, count: 64)])
+        XCTAssertEqual(buffer.buffered, 0)
+        buffer.append(FrameBuffer.frame(Array(repeating: 1, count: 65))[...])
+        XCTAssertEqual(buffer.next(), .tooLarge(65), "the channel's own limit")
+
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        let x = FrameChannel(fd: fds[0], limit: 16, sensitive: true), y = FrameChannel(fd: fds[1], limit: 16, sensitive: true)
+        XCTAssertNoThrow(try x.send(Array("secret".utf8), until: soon()).get())
+        XCTAssertEqual(try y.receive(until: soon()).get(), Array("secret".utf8))
+        XCTAssertEqual(x.send([UInt8](repeating: 0, count: 17), until: soon()).failureValue, .tooLarge)
+    }
 }
 
 extension Result {

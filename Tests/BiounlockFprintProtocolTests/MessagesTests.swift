@@ -6,18 +6,27 @@ final class MessagesTests: XCTestCase {
     let reader = ReaderDescription(driver: "virtual_device", device: "0", name: "Virtual device for debugging",
                                    enrolStages: 5, features: [.verify, .identify], scanType: "press")
     let print = Array("FP3".utf8) + [1, 2, 3, 4]
+    let fprintdReader = FprintdReader(path: "/net/reactivated/Fprint/Device/0", name: "Virtual device for debugging",
+                                      scanType: "swipe", enrolStages: 5, fingers: [7, 2])
 
     var requests: [FprintRequest] {
         [.enumerate, .open(selector: "", preferred: []), .open(selector: "virtual_device/0", preferred: [reader.ref]),
          .enrol(finger: 7, timeoutMilliseconds: 60_000), .verify(prints: [print, [1]], timeoutMilliseconds: 1234),
-         .verify(prints: [], timeoutMilliseconds: 0), .delete(print: print), .close]
+         .verify(prints: [], timeoutMilliseconds: 0), .delete(print: print), .close,
+         .fprintdList(bus: "unix:path=/run/dbus/system_bus_socket", user: "alice"),
+         .fprintdClaim(bus: "unix:path=/tmp/b", user: "alice", selector: "", purpose: .verify),
+         .fprintdClaim(bus: "unix:path=/tmp/b", user: "bob", selector: "/net/reactivated/Fprint/Device/1", purpose: .enrol),
+         .fprintdVerify(timeoutMilliseconds: 9750), .fprintdEnrol(finger: 7, timeoutMilliseconds: 60_000),
+         .fprintdDelete(finger: 0), .fprintdDelete(finger: 10)]
     }
 
     var responses: [FprintResponse] {
         [.hello, .devices([]), .devices([reader, reader]), .opened(reader), .enrolStage(done: 2, total: 5),
          .enrolRetry(code: 3), .enrolled(print: print), .printRejected(index: 1, problem: .otherReader),
          .verified(.match(index: 0)), .verified(.noMatch), .verified(.retry(code: 2)), .verified(.timedOut),
-         .deleted, .closed, .failure(FprintFailure(.device, domain: .device, code: 0x100, "verify failed: removed"))]
+         .deleted, .closed, .failure(FprintFailure(.device, domain: .device, code: 0x100, "verify failed: removed")),
+         .fprintdReaders([]), .fprintdReaders([fprintdReader, FprintdReader(path: "/p", name: "", scanType: "press", enrolStages: 0, fingers: [])]),
+         .fprintdClaimed(fprintdReader), .fprintdEnrolled]
     }
 
     func testEveryMessageRoundTrips() {

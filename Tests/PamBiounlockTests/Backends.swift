@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 import BiounlockCore
 import BiounlockStore
@@ -6,12 +7,14 @@ import BiounlockSensors
 
 let fprintHelperPath = buildDirectory + "/biounlock-fprint"
 
-/// The two sensor backends, held to one behaviour by the same scenarios.
+/// The three sensor backends, held to one behaviour by the same scenarios.
 enum Backend: String, CaseIterable {
     /// biounlock's simulated sensor (its own control socket).
     case simulated
     /// libfprint-2's `virtual_device` driver, through the biounlock-fprint helper.
     case libfprint
+    /// The real fprintd daemon (a private bus, virtual_device behind it), through the helper.
+    case fprintd
 }
 
 extension ModuleFixture {
@@ -26,10 +29,21 @@ extension ModuleFixture {
         return words.joined(separator: " ")
     }
 
+    /// Module arguments that select fprintd on `daemon`'s private bus.
+    func fprintdArguments(_ daemon: FprintdDaemon) -> String {
+        "sensor=fprintd fprintd_bus=\(daemon.address) fprint_helper=\(fprintHelperPath)"
+    }
+
     /// Points the module and the test's finger at `backend`, with `daemon` enrolled on it
-    /// (right index, touched as `ModuleFixture.fingerID`).
-    func use(_ backend: Backend) throws {
+    /// (right index, touched as `ModuleFixture.fingerID`). For fprintd the print is fprintd's
+    /// (`FprintdDaemon.enrolDefaultUser`), and the store holds none.
+    func use(_ backend: Backend, fprintd: FprintdDaemon? = nil) throws {
         switch backend {
+        case .fprintd:
+            guard let fprintd else { throw CocoaError(.featureUnsupported) }
+            sensorArguments = fprintdArguments(fprintd)
+            touchSocket = fprintd.virtualDevice
+            try store.deleteTemplates(user: ModuleFixture.enrolledUser, finger: nil)
         case .simulated:
             sensorArguments = "sensor=simulated sim_socket=\(socket)"
             touchSocket = socket
@@ -40,6 +54,21 @@ extension ModuleFixture {
         }
         try service()
     }
+}
+
+extension FprintdDaemon {
+    /// A daemon with `daemon`'s right index enrolled by the real fprintd-enroll (touched as
+    /// `ModuleFixture.fingerID`), as GNOME Settings would have done it.
+    static func withDefaultUser(readers: Readers = .one) throws -> FprintdDaemon {
+        let d = try FprintdDaemon(readers: readers)
+        try d.enrol(user: ModuleFixture.enrolledUser, id: ModuleFixture.fingerID)
+        return d
+    }
+
+    /// The file fprintd keeps `daemon`'s right index in (virtual_device, device 0, finger 7).
+    var defaultUserPrint: String { state + "/\(ModuleFixture.enrolledUser)/virtual_device/0/7" }
+    func damageDefaultUserPrint() throws { try damage(defaultUserPrint) }
+    func repairDefaultUserPrint() throws { try repair(defaultUserPrint) }
 }
 
 /// Real FP3 prints from libfprint's virtual drivers, enrolled once per test run through the

@@ -25,18 +25,22 @@ final class LinkageTests: XCTestCase {
         XCTAssertTrue(readelf.stdout.contains("BIND_NOW"), "every symbol bound at dlopen: \(readelf.stdout)")
     }
 
-    /// libfprint runs in the helper process only: the module maps neither libfprint nor GLib, so it
-    /// can never iterate (or be confused by) the host's GLib main context.
-    func testLibfprintAndGLibStayOutOfTheModule() throws {
+    /// libfprint and the fprintd D-Bus client run in the helper process only: the module maps
+    /// neither libfprint, GLib, D-Bus nor systemd (sd-bus), so it can never iterate (or be
+    /// confused by) the host's GLib main context or open a bus connection inside sudo.
+    func testLibfprintGLibAndDBusStayOutOfTheModule() throws {
         let r = try runProcess("/usr/bin/ldd", [modulePath])
-        for library in ["libfprint", "libglib", "libgio", "libgobject", "libgusb"] {
+        for library in ["libfprint", "libglib", "libgio", "libgobject", "libgusb", "libdbus", "libsystemd", "libelogind"] {
             XCTAssertFalse(r.stdout.contains(library), "\(library) in the module: \(r.stdout)")
         }
         let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", modulePath])
         XCTAssertFalse(undefined.stdout.contains(" fp_"), "libfprint symbols referenced by the module")
         XCTAssertFalse(undefined.stdout.contains(" g_"), "GLib symbols referenced by the module")
+        XCTAssertFalse(undefined.stdout.contains(" dbus_"), "libdbus symbols referenced by the module")
+        XCTAssertFalse(undefined.stdout.contains(" sd_"), "sd-bus symbols referenced by the module")
         let helper = try runProcess("/usr/bin/ldd", [buildDirectory + "/biounlock-fprint"])
         XCTAssertTrue(helper.stdout.contains("libfprint-2.so"), "the helper is where libfprint lives: \(helper.stdout)")
+        XCTAssertTrue(helper.stdout.contains("libgio-2.0.so"), "and GDBus, fprintd's client: \(helper.stdout)")
         XCTAssertFalse(helper.stdout.contains("swift"), "the helper runs without the toolchain: \(helper.stdout)")
     }
 

@@ -1,30 +1,52 @@
 import XCTest
+import TestSupport
 import Foundation
 import BiounlockCore
 import BiounlockStore
 import BiounlockSensors
 
-/// One behaviour, two backends: every scenario runs through real libpam (pam-harness loading
-/// build/pam_biounlock.so) against the simulated sensor and against libfprint's virtual_device
-/// (through build/biounlock-fprint), with the same touches and the same expectations.
+/// One behaviour, three backends: every scenario runs through real libpam (pam-harness loading
+/// build/pam_biounlock.so) against the simulated sensor, against libfprint's virtual_device
+/// (through build/biounlock-fprint), and against the real fprintd daemon (Debian's, on a private
+/// bus, virtual_device behind it, the print enrolled with the real fprintd-enroll), with the same
+/// touches and the same expectations. The table includes fprintd's own PAM test scenarios
+/// (fprintd's tests/pam/test_pam_fprintd.py); each row names the backends it applies to.
 final class ScenarioTests: XCTestCase {
     static let prompt = "INFO: Touch the fingerprint reader to authenticate for biotest"
     static let unavailable = "ERROR: Fingerprint reader not available."
+    static let nothingEnrolled = "ERROR: No fingerprint enrolled."
+    static let pinPrompt = "PROMPT_OFF: PIN or password for biotest: "
     static let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     static let wrong = ModuleFixture.scan("mallory")
 
+    /// What a row's closures see.
+    struct Context {
+        let fixture: ModuleFixture
+        let backend: Backend
+        /// The fprintd daemon (the fprintd backend only).
+        let fprintd: FprintdDaemon?
+    }
+
     struct Scenario {
         let name: String
+        var backends: Set<Backend> = Set(Backend.allCases)
+        var user = ModuleFixture.enrolledUser
         /// Extra module arguments.
         var arguments = ""
         var touches: [SimCommand] = []
         var answers: [String] = []
         /// The caller's environment (sudo passes the invoking user's to PAM modules).
         var environment: [String: String]? = nil
+        /// How long the harness may run before it is killed (a hang, or waiting for the module's own timeout).
+        var harnessTimeout: TimeInterval = 60
         /// Where the touches go instead of the configured reader (an attacker's socket).
         var touchSocket: ((ModuleFixture) -> String)? = nil
         /// Runs before the transaction.
-        var setup: (ModuleFixture, Backend) throws -> Void = { _, _ in }
+        var setup: (Context) throws -> Void = { _ in }
+        /// Runs on another thread while the transaction runs (kill the daemon, spoof signals).
+        var meanwhile: ((Context) -> Void)? = nil
+        /// Runs after the transaction, whatever happened (puts the daemon back as it was).
+        var cleanup: (Context) throws -> Void = { _ in }
         let code: String
         /// The whole conversation, when given.
         var messages: [String]? = nil
@@ -32,24 +54,32 @@ final class ScenarioTests: XCTestCase {
         /// Consecutive failed matches afterwards.
         var failures: Int? = nil
         /// Runs after the transaction (extra checks).
-        var check: (ModuleFixture, Transaction) -> Void = { _, _ in }
+        var check: (Context, Transaction) -> Void = { _, _ in }
     }
 
     static let scenarios: [Scenario] = [
+        // fprintd's "auth": success, reader released.
         Scenario(name: "match", touches: [touch], code: "PAM_SUCCESS", messages: [prompt], failures: 0),
+        // fprintd's "failed_auth".
         Scenario(name: "no match until PAM_MAXTRIES", arguments: "policy=biometrics max_tries=2", touches: [wrong, wrong],
                  code: "PAM_MAXTRIES",
                  messages: [prompt, "ERROR: Fingerprint not recognised. 1 try left.", "ERROR: Fingerprint not recognised."],
                  failures: 2),
         Scenario(name: "no match, then the passcode", touches: [wrong, wrong, wrong], answers: [ModuleFixture.pin],
-                 code: "PAM_SUCCESS", lastMessage: "PROMPT_OFF: PIN or password for biotest: ",
-                 failures: 0),
+                 code: "PAM_SUCCESS", lastMessage: pinPrompt, failures: 0),
+        // fprintd's "retry".
         Scenario(name: "retry, then match", touches: [.retry(2), touch], code: "PAM_SUCCESS",
                  messages: [prompt, "INFO: Try again: centre your finger on the reader.", ], failures: 0),
         Scenario(name: "retries are not failed matches", arguments: "policy=biometrics max_tries=1",
                  touches: [.retry(1), .retry(3), touch], code: "PAM_SUCCESS",
                  messages: [prompt, "INFO: Try again: the touch was too short.", "INFO: Try again: lift your finger and touch again."],
                  failures: 0),
+        // fprintd's "last_try_auth".
+        Scenario(name: "match on the last try", arguments: "policy=biometrics max_tries=3", touches: [wrong, wrong, touch],
+                 code: "PAM_SUCCESS",
+                 messages: [prompt, "ERROR: Fingerprint not recognised. 2 tries left.", "ERROR: Fingerprint not recognised. 1 try left."],
+                 failures: 0),
+        // fprintd's "identify_error*".
         Scenario(name: "device error", arguments: "policy=biometrics", touches: [.error(0)], code: "PAM_AUTHINFO_UNAVAIL",
                  messages: [prompt, unavailable], failures: 0),
         Scenario(name: "reader busy", arguments: "policy=biometrics", touches: [.error(4)], code: "PAM_AUTHINFO_UNAVAIL",
@@ -59,17 +89,26 @@ final class ScenarioTests: XCTestCase {
         Scenario(name: "reader too hot", arguments: "policy=biometrics", touches: [.error(0x101)], code: "PAM_AUTHINFO_UNAVAIL",
                  messages: [prompt, unavailable], failures: 0),
         Scenario(name: "busy reader falls back to the passcode", touches: [.error(4)], answers: [ModuleFixture.pin],
-                 code: "PAM_SUCCESS", lastMessage: "PROMPT_OFF: PIN or password for biotest: "),
+                 code: "PAM_SUCCESS", lastMessage: pinPrompt),
         Scenario(name: "unplugged mid-verify", arguments: "policy=biometrics", touches: [wrong, .unplug],
+                 // fprintd drops a reader that was unplugged: plug it in again.
+                 cleanup: { c in if c.backend == .fprintd { try c.fprintd?.restart(.one) } },
                  code: "PAM_AUTHINFO_UNAVAIL",
                  messages: [prompt, "ERROR: Fingerprint not recognised. 2 tries left.", unavailable], failures: 1),
+        // fprintd's "timeout".
         Scenario(name: "silence until the timeout", arguments: "policy=biometrics timeout=1", code: "PAM_AUTHINFO_UNAVAIL",
                  messages: [prompt, "INFO: No touch in time."], failures: 0,
                  check: { _, t in XCTAssertFalse(t.raw.timedOut, "bounded by the module's timeout") }),
-        Scenario(name: "reader cannot be opened (its socket path is taken)", arguments: "policy=biometrics",
-                 setup: { f, _ in try FileManager.default.createDirectory(atPath: f.touchSocket, withIntermediateDirectories: false) },
+        // fprintd's "no_fingers": nothing enrolled (for fprintd: fprintd holds no print of bin).
+        Scenario(name: "no prints", user: ModuleFixture.otherUser, arguments: "policy=biometrics",
+                 setup: { c in try c.fixture.store.setEnabled(true, user: ModuleFixture.otherUser, service: nil, at: 1) },
+                 code: "PAM_AUTHINFO_UNAVAIL", messages: [nothingEnrolled]),
+        Scenario(name: "reader cannot be opened (its socket path is taken)", backends: [.simulated, .libfprint],
+                 arguments: "policy=biometrics",
+                 setup: { c in try FileManager.default.createDirectory(atPath: c.fixture.touchSocket, withIntermediateDirectories: false) },
                  code: "PAM_AUTHINFO_UNAVAIL", messages: [unavailable], failures: 0),
         Scenario(name: "an attacker's FP_VIRTUAL_DEVICE and GLib settings in the caller's environment are ignored",
+                 backends: [.simulated, .libfprint],
                  arguments: "policy=biometrics timeout=1",
                  touches: [touch],
                  environment: [
@@ -78,9 +117,9 @@ final class ScenarioTests: XCTestCase {
                      "G_DEBUG": "fatal-warnings", "GIO_EXTRA_MODULES": "/tmp", "GIO_MODULE_DIR": "/tmp",
                  ],
                  touchSocket: { _ in "/tmp/bu-attacker-vd" },
-                 setup: { f, backend in
+                 setup: { c in
                      // No virtual reader is configured for libfprint: only the caller's variables name one.
-                     if backend == .libfprint { f.sensorArguments = f.libfprintArguments(device: false); try f.service() }
+                     if c.backend == .libfprint { c.fixture.sensorArguments = c.fixture.libfprintArguments(device: false); try c.fixture.service() }
                      unlink("/tmp/bu-attacker-vd"); unlink("/tmp/bu-attacker-vds")
                  },
                  code: "PAM_AUTHINFO_UNAVAIL", failures: 0,
@@ -90,34 +129,134 @@ final class ScenarioTests: XCTestCase {
                      XCTAssertFalse(t.raw.stdout.contains("PAM_SUCCESS"))
                      XCTAssertEqual(t.raw.stderr, "", "nothing of GLib's debug output reaches the caller")
                  }),
+        // fprintd's "dual_reader_auth" / "multi_reader_not_all_enrolled": the reader with the
+        // user's prints, not the default one (for fprintd the default is the storage reader).
+        Scenario(name: "two readers: the one with the user's prints", backends: [.libfprint, .fprintd],
+                 arguments: "policy=biometrics", touches: [touch],
+                 setup: { c in
+                     if c.backend == .libfprint {
+                         c.fixture.sensorArguments = c.fixture.libfprintArguments(device: true, storage: true)
+                         try c.fixture.service()
+                     } else {
+                         try c.fprintd?.restart(.two)
+                     }
+                 },
+                 cleanup: { c in if c.backend == .fprintd { try c.fprintd?.restart(.one) } },
+                 code: "PAM_SUCCESS", messages: [prompt], failures: 0),
+
+        // What only fprintd has: another client, the daemon itself, its view of the prints.
+        // fprintd's "already_claimed".
+        Scenario(name: "the device is claimed by another fprintd client", backends: [.fprintd], arguments: "policy=biometrics",
+                 setup: { c in try c.fprintd?.startOtherClient() },
+                 cleanup: { c in try c.fprintd?.restart(.one) },
+                 code: "PAM_AUTHINFO_UNAVAIL", messages: [unavailable], failures: 0),
+        Scenario(name: "claimed by another client: the PIN at once", backends: [.fprintd], answers: [ModuleFixture.pin],
+                 setup: { c in try c.fprintd?.startOtherClient() },
+                 cleanup: { c in try c.fprintd?.restart(.one) },
+                 code: "PAM_SUCCESS", messages: [unavailable, pinPrompt], failures: 0),
+        // fprintd's "notices_fprintd_disappearing": the daemon quits mid-verify.
+        // The module would wait 60 s for a touch; the harness is given 20 s: falling back when the
+        // daemon goes, not at the timeout, is what lets it finish (no time is asserted).
+        Scenario(name: "fprintd killed mid-verify: the PIN works", backends: [.fprintd], arguments: "timeout=60",
+                 answers: [ModuleFixture.pin], harnessTimeout: 20,
+                 meanwhile: { c in
+                     guard let d = c.fprintd else { return }
+                     d.waitUntilVerifying()
+                     d.stop(signal: SIGKILL)
+                 },
+                 cleanup: { c in try c.fprintd?.start(.one) },
+                 code: "PAM_SUCCESS", messages: [prompt, unavailable, pinPrompt], failures: 0),
+        Scenario(name: "fprintd not running", backends: [.fprintd], arguments: "policy=biometrics",
+                 setup: { c in c.fprintd?.stop() },
+                 cleanup: { c in try c.fprintd?.start(.one) },
+                 code: "PAM_AUTHINFO_UNAVAIL", messages: [unavailable], failures: 0),
+        // fprintd's "no_device".
+        Scenario(name: "fprintd has no reader", backends: [.fprintd], arguments: "policy=biometrics",
+                 setup: { c in try c.fprintd?.restart(.none) },
+                 cleanup: { c in try c.fprintd?.restart(.one) },
+                 code: "PAM_AUTHINFO_UNAVAIL", messages: [unavailable], failures: 0),
+        // fprintd's "no_fingers_while_verifying": the print goes while the first try runs; the
+        // next VerifyStart finds none (NoEnrolledPrints): unavailable, not a failed match.
+        Scenario(name: "the print vanishes while verifying", backends: [.fprintd], arguments: "policy=biometrics",
+                 meanwhile: { c in
+                     guard let d = c.fprintd else { return }
+                     d.waitUntilVerifying()
+                     try? d.damageDefaultUserPrint()
+                     d.touch("SCAN mallory")
+                 },
+                 cleanup: { c in try c.fprintd?.repairDefaultUserPrint() },
+                 code: "PAM_AUTHINFO_UNAVAIL", messages: [prompt, "ERROR: Fingerprint not recognised. 2 tries left.", unavailable],
+                 failures: 1),
+        // fprintd's "blocks_unexpected_auth": a "verify-match" that is not fprintd's answer to this
+        // verification -- here another bus client emits it, broadcast and unicast to every
+        // connection, before the verification begins and while it runs -- is ignored.
+        Scenario(name: "a match signal not sent by fprintd is ignored", backends: [.fprintd],
+                 arguments: "policy=biometrics max_tries=1", touches: [.sleep(milliseconds: 1500), wrong],
+                 setup: { c in c.fprintd?.startSpoofing() },
+                 cleanup: { c in c.fprintd?.stopSpoofing() },
+                 code: "PAM_MAXTRIES", messages: [prompt, "ERROR: Fingerprint not recognised."], failures: 1,
+                 check: { c, _ in XCTAssertGreaterThan(c.fprintd?.spoofed ?? 0, 5, "the spoofer did run") }),
+        Scenario(name: "the caller's DBUS_SYSTEM_BUS_ADDRESS names no bus", backends: [.fprintd], arguments: "policy=biometrics timeout=2",
+                 touches: [touch], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "(the test bus)"],
+                 setup: { c in
+                     c.fixture.sensorArguments = "sensor=fprintd fprintd_bus=unix:path=\(c.fixture.dir)/no-bus fprint_helper=\(fprintHelperPath)"
+                     try c.fixture.service()
+                 },
+                 code: "PAM_AUTHINFO_UNAVAIL", messages: [unavailable], failures: 0),
     ]
+
+    /// One daemon for the whole table (restarted by the rows that need other readers).
+    static var daemon: FprintdDaemon?
+
+    override class func tearDown() {
+        daemon = nil
+        super.tearDown()
+    }
 
     func run(_ backend: Backend) throws {
         XCTAssertTrue(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first: \(modulePath) is missing")
-        for scenario in ScenarioTests.scenarios {
+        var fprintd: FprintdDaemon?
+        if backend == .fprintd {
+            if ScenarioTests.daemon == nil { ScenarioTests.daemon = try FprintdDaemon.withDefaultUser() }
+            fprintd = ScenarioTests.daemon
+        }
+        for scenario in ScenarioTests.scenarios where scenario.backends.contains(backend) {
             let fixture = try ModuleFixture()
             try fixture.enrolDefaultUser()
-            try fixture.use(backend)
-            try scenario.setup(fixture, backend)
+            try fixture.use(backend, fprintd: fprintd)
+            let context = Context(fixture: fixture, backend: backend, fprintd: fprintd)
+            try scenario.setup(context)
             try fixture.service(scenario.arguments)
             let label = "[\(backend.rawValue)] \(scenario.name)"
-            let t = try fixture.authenticate(answers: scenario.answers, touches: scenario.touches, extra: ["--check-host"],
-                                             environment: scenario.environment ?? [:], touchSocket: scenario.touchSocket?(fixture),
+            var environment = scenario.environment ?? [:]
+            if environment["DBUS_SYSTEM_BUS_ADDRESS"] != nil { environment["DBUS_SYSTEM_BUS_ADDRESS"] = fprintd?.address }
+            let meanwhile = DispatchGroup()
+            if let action = scenario.meanwhile {
+                meanwhile.enter()
+                Thread.detachNewThread { action(context); meanwhile.leave() }
+            }
+            let t = try fixture.authenticate(scenario.user, answers: scenario.answers, touches: scenario.touches, extra: ["--check-host"],
+                                             environment: environment, touchSocket: scenario.touchSocket?(fixture),
+                                             timeout: scenario.harnessTimeout,
                                              touchWait: scenario.touchSocket == nil ? 5000 : 1500)
+            meanwhile.wait()
+            try scenario.cleanup(context)
             // The host's signal dispositions and mask are as before; no helper is left running or unreaped.
             XCTAssertTrue(t.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(label): \(t.raw.stdout)")
             XCTAssertEqual(t.code, scenario.code, "\(label): \(t.raw.stdout)")
             if let messages = scenario.messages { XCTAssertEqual(t.messages, messages, label) }
             if let last = scenario.lastMessage { XCTAssertEqual(t.messages.last, last, label) }
             if let failures = scenario.failures {
-                XCTAssertEqual(try fixture.store.loadUser(ModuleFixture.enrolledUser)?.biometricFailures, failures, label)
+                XCTAssertEqual(try fixture.store.loadUser(scenario.user)?.biometricFailures, failures, label)
             }
             XCTAssertFalse(t.raw.timedOut, label)
-            scenario.check(fixture, t)
+            scenario.check(context, t)
         }
     }
 
     func testEveryScenarioOnTheSimulatedSensor() throws { try run(.simulated) }
 
     func testEveryScenarioOnLibfprintVirtualDevice() throws { try run(.libfprint) }
+
+    func testEveryScenarioOnTheFprintdDaemon() throws { try run(.fprintd) }
 }

@@ -127,6 +127,26 @@ final class CLITests: XCTestCase {
         XCTAssertNil(try Store.open(path: db, mode: .authenticate).loadUser(user)?.passcode)
     }
 
+    /// `migrate` (run by the package on upgrade): a store of the previous schema gets this one's,
+    /// with everything in it kept; no store, nothing done (and none created).
+    func testMigrateBringsAnOlderStoreToThisSchemaAndKeepsItsRows() throws {
+        let none = try cli(["migrate"])
+        XCTAssertEqual(none.status, 0, none.stderr)
+        XCTAssertTrue(none.stdout.contains("nothing to migrate"), none.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: db), "migrate never creates a store")
+
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
+        // The same store as 0.1.0 wrote it: schema 2, no uid column.
+        let downgrade = try runProcess("/usr/bin/sqlite3", [db, "ALTER TABLE users DROP COLUMN uid; PRAGMA user_version = 2;"])
+        XCTAssertEqual(downgrade.status, 0, downgrade.stderr)
+        let migrated = try cli(["migrate"])
+        XCTAssertEqual(migrated.status, 0, migrated.stderr)
+        XCTAssertTrue(migrated.stdout.contains("schema version \(Store.currentSchemaVersion)"), migrated.stdout)
+        let record = try XCTUnwrap(Store.open(path: db, mode: .authenticate).loadUser(user))
+        XCTAssertEqual(record.passcode?.kind, .pin, "the passcode kept")
+        XCTAssertEqual(record.uid, getpwnam(user).map { $0.pointee.pw_uid }, "bound to its account")
+    }
+
     func testStoreIsCreatedRootOnly() throws {
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
         let dirMode = try FileManager.default.attributesOfItem(atPath: dir + "/db")[.posixPermissions] as? Int
@@ -388,6 +408,35 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(text.status, 1)
         XCTAssertTrue(text.stdout.contains("PROBLEM  module:"), text.stdout)
         XCTAssertTrue(text.stdout.contains("fix:"), text.stdout)
+    }
+
+    /// The checker screen lockers need: setuid root, root-owned all the way up (what the module
+    /// itself checks before starting it); missing is only a warning (lockers use the password).
+    func testDoctorChecksTheSetuidChecker() throws {
+        let base = URL(fileURLWithPath: cliBuildDirectory).deletingLastPathComponent().appendingPathComponent(".build/test-helpers").path
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        var template = Array((base + "/d.XXXXXX").utf8CString)
+        let helpers = String(cString: try XCTUnwrap(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: helpers) }
+        chmod(helpers, 0o755)
+        let checker = helpers + "/biounlock-check"
+        try "check_helper = \(checker)\n".write(toFile: dir + "/biounlock.conf", atomically: true, encoding: .utf8)
+        func status() throws -> (String?, String) {
+            let r = try cli(["doctor", "--pam-dir", dir, "--module", cliBuildDirectory + "/pam_biounlock.so", "--json"])
+            let c = (try json(r)["checks"] as? [[String: Any]])?.first { $0["check"] as? String == "checker" }
+            return (c?["status"] as? String, c?["detail"] as? String ?? "")
+        }
+        XCTAssertEqual(try status().0, "warning", "missing: lockers fall back to the password")
+        try FileManager.default.copyItem(atPath: cliBuildDirectory + "/biounlock-check", toPath: checker)
+        chmod(checker, 0o755)
+        XCTAssertEqual(try status().0, "problem")
+        XCTAssertTrue(try status().1.contains("is not setuid root"))
+        chmod(checker, 0o4755)
+        XCTAssertEqual(try status().0, "ok")
+        chmod(helpers, 0o777)
+        XCTAssertEqual(try status().0, "problem")
+        XCTAssertTrue(try status().1.contains("writable by group or others"))
+        chmod(helpers, 0o755)
     }
 
     /// From a terminal: asked twice, nothing echoed (driven through a pseudo-terminal by expect).

@@ -7,7 +7,7 @@
 # module look up by a fixed name stays at that name whatever the prefix:
 #   PAM_MODULE_DIR  /lib/<multiarch>/security   where libpam loads modules from (Debian 12 keeps
 #                                              them under /lib; /lib is /usr/lib with merged /usr)
-#   LIBEXEC_DIR     /usr/libexec/biounlock      the libfprint helper the module starts
+#   LIBEXEC_DIR     /usr/libexec/biounlock      the helpers the module starts (libfprint, the checker)
 #   PAM_CONFIGS_DIR /usr/share/pam-configs      pam-auth-update's profiles
 #   CONFIG_FILE     /etc/security/biounlock.conf
 #   STATE_DIR       /var/lib/biounlock          the store's directory (0700, root)
@@ -67,6 +67,7 @@ paths_init() {
         "$PAM_MODULE_DIR/pam_biounlock.so"
         "$SBIN_DIR/biounlock"
         "$LIBEXEC_DIR/biounlock-fprint"
+        "$LIBEXEC_DIR/biounlock-check"
         "$MAN_DIR/man8/biounlock.8"
         "$MAN_DIR/man8/pam_biounlock.8"
         "$MAN_DIR/man5/biounlock.conf.5"

@@ -24,6 +24,17 @@ public enum PamStackLint {
     }
 
     public static let recommendedControl = "[success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die]"
+    /// The control for a greeter's fingerprint-only stack (gdm-fingerprint, kde-fingerprint): the
+    /// finger alone decides, and anything but a match fails this stack (the password stack beside
+    /// it is the way in then). `ignore` must not be ignored there: with nothing after the module
+    /// that asks for a password, an optional module's success would become the stack's.
+    public static let fingerprintOnlyControl = "[success=ok default=die]"
+
+    /// Greeters run these beside the password stack and offer them only for a finger: GDM's
+    /// `gdm-fingerprint`, KDE's lock screen `kde-fingerprint` (any `*-fingerprint`).
+    public static func isFingerprintOnly(service: String) -> Bool {
+        service.hasSuffix("-fingerprint")
+    }
     static let passwordModules: Set<String> = ["pam_unix.so", "pam_sss.so", "pam_ldap.so", "pam_krb5.so", "pam_winbind.so", "pam_systemd_home.so"]
 
     /// Lints every service in `files` (name -> contents) that uses pam_biounlock.so in its auth stack.
@@ -44,6 +55,9 @@ public enum PamStackLint {
         let line = stack[index]
         func finding(_ severity: Finding.Severity, _ message: String, _ fix: String) {
             findings.append(Finding(severity: severity, file: line.file, line: line.line, message: "\(service): \(message)", fix: fix))
+        }
+        if isFingerprintOnly(service: service) {
+            return lintFingerprintOnly(service: service, stack: stack, line: line)
         }
         // TRANSLATORS: `biounlock doctor` on a pam.d file; control values (required, success=done,
         // authinfo_unavail=ignore...), module names and the lines to add are PAM's words: keep them.
@@ -114,6 +128,63 @@ public enum PamStackLint {
             findings.append(Finding(severity: .warning, file: fprintd.file, line: fprintd.line,
                                     message: "\(service): " + L("pam_fprintd.so is also in the auth stack: the finger is asked for twice, and fprintd holds the reader"),
                                     fix: L("remove pam_fprintd.so from this stack ({command})", ["command": "pam-auth-update --disable fprintd"])))
+        }
+        return findings
+    }
+
+    /// A fingerprint-only greeter stack: no password module is wanted after the module, and
+    /// every result but success must fail the stack.
+    static func lintFingerprintOnly(service: String, stack: [AuthLine], line: AuthLine) -> [Finding] {
+        var findings: [Finding] = []
+        func finding(_ severity: Finding.Severity, _ message: String, _ fix: String) {
+            findings.append(Finding(severity: severity, file: line.file, line: line.line, message: "\(service): \(message)", fix: fix))
+        }
+        // TRANSLATORS: `biounlock doctor` on a greeter's fingerprint-only pam.d file (gdm-fingerprint,
+        // kde-fingerprint): the finger alone unlocks, the greeter's password stack is beside it.
+        // Control values, module names, options and the lines to add are PAM's words: keep them.
+        let fix = L("use: {line}", ["line": "auth \(fingerprintOnlyControl) pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120"])
+        switch parseControl(line.control) {
+        case .simple("requisite"):
+            break
+        case .simple(let other):
+            finding(.problem, L("pam_biounlock.so is '{control}' in a fingerprint-only stack: a user who has not enabled biometric unlock (PAM_IGNORE) leaves the result to the other modules, and an optional module's success can then unlock without a finger",
+                                ["control": other]), fix)
+        case .bracket(let actions):
+            if actions["success"] == nil || actions["success"] == "ignore" || actions["success"] == "die" || actions["success"] == "bad" {
+                finding(.problem, L("a biounlock success does not count in this fingerprint-only stack"), fix)
+            }
+            for code in ["ignore", "authinfo_unavail", "maxtries", "user_unknown", "module_unknown", "auth_err"] {
+                let action = actions[code] ?? actions["default"] ?? "ignore"
+                if action != "die" && action != "bad" {
+                    finding(.problem, L("{setting} in a fingerprint-only stack: without a finger the result is left to the other modules (pam_permit, an optional module) instead of failing",
+                                        ["setting": "\(code)=\(action)"]),
+                            L("set {setting}, or {default} ({fix})", ["setting": "\(code)=die", "default": "default=die", "fix": fix]))
+                }
+            }
+        }
+        let words = Set(line.arguments)
+        if !words.contains("policy=biometrics") {
+            finding(.warning, L("no {option}: in a fingerprint-only stack the biounlock passcode prompt has no place (the password stack beside it asks for the password)",
+                                ["option": "policy=biometrics"]),
+                    L("add {option} to the pam_biounlock.so line", ["option": "policy=biometrics"]))
+        }
+        // Without a terminal the module asks for the password after touch_first seconds while the
+        // reader waits; in this stack the greeter's password stack beside it is the place for that.
+        let value = { (key: String) -> Int? in
+            line.arguments.last { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }
+        }
+        if (value("touch_first") ?? 2) < (value("timeout") ?? 10) {
+            finding(.warning, L("touch_first is shorter than the timeout: while the reader still waits, the module asks for the password in this fingerprint-only stack, where no module takes it"),
+                    L("add {option} to the pam_biounlock.so line (the reader alone until the timeout)", ["option": "touch_first=120"]))
+        }
+        if words.contains("sensor=libfprint") || words.contains("sensor=simulated") {
+            finding(.warning, L("the greeter offers this stack only when fprintd reports prints, and fprintd holds the reader: use the same prints"),
+                    L("use {option} (or {other}) on the pam_biounlock.so line", ["option": "sensor=fprintd", "other": "auto"]))
+        }
+        if let fprintd = stack.first(where: { $0.moduleName == "pam_fprintd.so" }) {
+            findings.append(Finding(severity: .warning, file: fprintd.file, line: fprintd.line,
+                                    message: "\(service): " + L("pam_fprintd.so and pam_biounlock.so are both in this stack: the finger is asked for twice"),
+                                    fix: L("remove the pam_fprintd.so line (biounlock with sensor=fprintd uses the same prints)")))
         }
         return findings
     }

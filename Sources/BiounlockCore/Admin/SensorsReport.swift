@@ -26,26 +26,45 @@ public enum SensorsReport {
     }
 }
 
-/// Whether fprintd and pam_fprintd are also set up on this machine. They compete with biounlock
-/// for the reader: while fprintd has claimed it, biounlock finds it busy and falls back.
+/// Whether fprintd and pam_fprintd are also set up on this machine, and whether biounlock uses
+/// fprintd itself (sensor=fprintd). With sensor=libfprint they compete for the reader: while
+/// fprintd has claimed it, biounlock finds it busy and falls back.
 public struct FprintdReport: Equatable, Sendable {
     /// The fprintd daemon's executable, if installed.
     public var daemon: String?
     /// PAM service files that call pam_fprintd.so (not commented out).
     public var pamFiles: [String]
+    /// The backend biounlock uses (auto resolved).
+    public var sensor: SensorKind = .libfprint
+    /// With sensor=fprintd: why fprintd could not be asked for the users' fingers, if it could not.
+    public var error: String?
+
+    public init(daemon: String?, pamFiles: [String], sensor: SensorKind = .libfprint, error: String? = nil) {
+        self.daemon = daemon; self.pamFiles = pamFiles; self.sensor = sensor; self.error = error
+    }
 
     public var json: JSON {
-        .object([("installed", .bool(daemon != nil)), ("pam_fprintd", .array(pamFiles.map(JSON.string)))])
+        .object([("installed", .bool(daemon != nil)), ("pam_fprintd", .array(pamFiles.map(JSON.string))),
+                 ("in_use", .bool(sensor == .fprintd)), ("error", error.map(JSON.string) ?? .null)])
     }
 
     /// Lines for `biounlock status`, empty when neither is present.
     public var notes: [String] {
         var out: [String] = []
+        if sensor == .fprintd {
+            out.append(L("note: biounlock uses fprintd (sensor fprintd): the fingers shown are the ones fprintd holds, as GNOME Settings, KDE and fprintd-list show them."))
+            if let error { out.append(L("note: fprintd could not be asked for the enrolled fingers: {reason}", ["reason": error])) }
+            if !pamFiles.isEmpty {
+                out.append(L("note: pam_fprintd is also configured ({files}). In a stack that also has pam_biounlock the finger is asked for twice; biounlock doctor names such stacks.",
+                             ["files": pamFiles.joined(separator: ", ")]))
+            }
+            return out
+        }
         if !pamFiles.isEmpty {
-            out.append(L("note: pam_fprintd is also configured ({files}). fprintd holds the reader while it waits for a finger; biounlock then finds it busy and falls back. Use one of the two per service.",
+            out.append(L("note: pam_fprintd is also configured ({files}). fprintd holds the reader while it waits for a finger; biounlock then finds it busy and falls back. Use one of the two per service, or sensor fprintd to share fprintd's prints.",
                          ["files": pamFiles.joined(separator: ", ")]))
         } else if let daemon {
-            out.append(L("note: fprintd is installed ({path}). While a client of it has claimed the reader, biounlock finds it busy and falls back.",
+            out.append(L("note: fprintd is installed ({path}). While a client of it has claimed the reader, biounlock finds it busy and falls back; sensor fprintd (or auto) shares fprintd's reader and prints instead.",
                          ["path": daemon]))
         }
         return out

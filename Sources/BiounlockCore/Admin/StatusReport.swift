@@ -89,7 +89,8 @@ public enum StatusReport {
             ("services", .object(r.serviceOverrides.sorted { $0.key < $1.key }.map { ($0.key, JSON.bool($0.value)) })),
             ("fingers", .array(r.templates.map { t in
                 .object([("finger", .string(t.finger.name)), ("sensor", .string(t.sensor.rawValue)),
-                         ("enrolled", .string(iso8601(t.created))),
+                         // fprintd does not say when a print was enrolled.
+                         ("enrolled", t.sensor == .fprintd ? .null : .string(iso8601(t.created))),
                          ("reader", t.driver.isEmpty ? .null : .string("\(t.driver)/\(t.device)")),
                          ("problem", check(t).map(JSON.string) ?? .null)])
             })),
@@ -162,6 +163,10 @@ public enum StatusReport {
             lines.append("  " + L("fingers:"))
             for t in r.templates {
                 let v: KeyValuePairs = ["finger": t.finger.name, "sensor": t.sensor.rawValue, "reader": "\(t.driver)/\(t.device)", "date": iso8601(t.created)]
+                if t.sensor == .fprintd {
+                    lines.append("    " + (t.driver.isEmpty ? L("{finger} (fprintd; kept by fprintd)", v) : L("{finger} (fprintd on {reader}; kept by fprintd)", v)))
+                    continue
+                }
                 let line = t.driver.isEmpty ? L("{finger} ({sensor}, enrolled {date})", v) : L("{finger} ({sensor} on {reader}, enrolled {date})", v)
                 lines.append("    " + line + (check(t).map { " " + L("UNUSABLE: {problem}; enrol it again", ["problem": $0]) } ?? ""))
             }

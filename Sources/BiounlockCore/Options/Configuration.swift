@@ -16,13 +16,19 @@ public enum Configuration {
         public var diagnostics: [OptionDiagnostic]
         /// Informational notes (e.g. an explicitly named config file that does not exist).
         public var notes: [String]
+
+        public init(options: Options, diagnostics: [OptionDiagnostic] = [], notes: [String] = []) {
+            self.options = options; self.diagnostics = diagnostics; self.notes = notes
+        }
     }
 
     /// - Parameters:
     ///   - arguments: module arguments (`key=value` words); for the CLI, its global options as words.
     ///   - readFile: reads a trusted file (TrustedFiles.readText in production).
+    ///   - fprintdService: the installed fprintd D-Bus service file, which `sensor=auto` looks for.
     public static func load(arguments: [String],
-                            readFile: (String) -> Result<String, FileTrustProblem> = { TrustedFiles.readText($0) }) -> Result<Loaded, Failure> {
+                            readFile: (String) -> Result<String, FileTrustProblem> = { TrustedFiles.readText($0) },
+                            fprintdService: () -> String? = { SensorSelection.installedFprintdService() }) -> Result<Loaded, Failure> {
         var options = Options()
         var origins = OptionOrigins()
         var diagnostics: [OptionDiagnostic] = []
@@ -41,6 +47,7 @@ public enum Configuration {
         }
         diagnostics += OptionParser.apply(arguments: arguments, to: &options, origins: &origins)
         options.configPath = path
+        options = SensorSelection.resolve(options, fprintdService: fprintdService)
         return .success(Loaded(options: options, diagnostics: diagnostics, notes: notes))
     }
 }

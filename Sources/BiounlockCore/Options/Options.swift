@@ -8,8 +8,14 @@ public enum Policy: String, CaseIterable, Sendable {
 
 /// Where fingerprints come from.
 public enum SensorKind: String, CaseIterable, Sendable {
+    /// fprintd when its D-Bus service is installed, libfprint otherwise (resolved when the
+    /// options are loaded: see SensorSelection). Never the kind of a stored template.
+    case auto
     /// libfprint-2 readers, driven by the `biounlock-fprint` helper process.
     case libfprint
+    /// The fprintd daemon over D-Bus (through the helper): the prints GNOME Settings, KDE and
+    /// `fprintd-enroll` make, which fprintd keeps; the store holds none.
+    case fprintd
     /// A deterministic sensor driven over a root-only control socket (demos, containers, tests).
     case simulated
 }
@@ -21,9 +27,22 @@ public struct Options: Equatable, Sendable {
     public static let defaultStorePath = "/var/lib/biounlock/biounlock.db"
     /// Where scripts/install (and the Debian package) put the libfprint helper.
     public static let defaultFprintHelperPath = "/usr/libexec/biounlock/biounlock-fprint"
+    /// Where scripts/install (and the Debian package) put the setuid checker.
+    public static let defaultCheckHelperPath = "/usr/libexec/biounlock/biounlock-check"
+
+    /// The system bus, where fprintd lives.
+    public static let systemBusAddress = "unix:path=/run/dbus/system_bus_socket"
 
     public var policy: Policy = .biometricsOrPasscode
-    public var sensor: SensorKind = .libfprint
+    /// The backend in use. `auto` until the options are loaded (Configuration.load resolves it);
+    /// `sensorSetting` keeps what was configured.
+    public var sensor: SensorKind = .auto
+    /// What `sensor=` said (`auto` unless set), for `biounlock doctor`.
+    public var sensorSetting: SensorKind = .auto
+    /// Why `sensor` is what it is (set when `auto` is resolved), for `biounlock doctor`.
+    public var sensorChoice: SensorSelection.Reason?
+    /// `sensorChoice` as a sentence in the CLI's language, for `biounlock doctor` (the module never reads it).
+    public var sensorReason: String { sensorChoice?.text ?? "" }
     public var storePath: String = Options.defaultStorePath
     public var configPath: String = Options.defaultConfigPath
     /// Control socket of the simulated sensor; required for `sensor=simulated`.
@@ -44,6 +63,12 @@ public struct Options: Equatable, Sendable {
     public var fprintVirtualDevice: String?
     /// Test setting: the `virtual_device_storage` variant (FP_VIRTUAL_DEVICE_STORAGE).
     public var fprintVirtualDeviceStorage: String?
+    /// The D-Bus address where sensor=fprintd finds fprintd: the system bus, or (tests) a private
+    /// bus. Only ever read from root-owned configuration; DBUS_SYSTEM_BUS_ADDRESS is never read.
+    public var fprintdBus: String = Options.systemBusAddress
+    /// The setuid checker the module runs when it runs without root (screen lockers that run as
+    /// the user). Read by the module only; the checker itself never takes a path from its caller.
+    public var checkHelper: String = Options.defaultCheckHelperPath
 
     /// Consecutive failed matches (across transactions and services) that lock biometrics.
     public var biometricLockout: Int = 5
@@ -161,10 +186,29 @@ public func formatDuration(_ seconds: Int) -> String {
     return "\(seconds)s"
 }
 
+/// What biounlock-check does with a key that its caller -- the module, running as the user --
+/// relays from its pam.d line (Options.applyingCallerArguments). The caller is the user (who can
+/// run the checker by hand or change the module's memory), so only keys that cannot widen what
+/// the user can do are taken; everything that names a path, a sensor, a count or a rule comes
+/// from the root-owned config file only.
+enum CallerUse: Sendable {
+    /// Ignored (logged): only the checker's root-owned config file sets it.
+    case ignored
+    /// Taken: it changes what is shown and how long the reader waits, nothing that is granted or
+    /// counted (the lockouts that bound guessing are `bio_lockout`/`passcode_lockout`, file-only).
+    case taken
+    /// Taken only when the result is at least as strict as the file's (`stricter(candidate, file)`).
+    case ifStricter(@Sendable (Options, Options) -> Bool)
+    /// Meaningful to the module only (`check_helper`): dropped without a word.
+    case moduleOnly
+}
+
 /// One option key: its name, what it accepts (for messages and docs) and how it applies.
 struct OptionKey: Sendable {
     let name: String
     let accepts: String
+    /// Whether the checker takes it from its caller (see CallerUse).
+    var caller: CallerUse = .ignored
     /// Applies `value` (nil for a bare word such as `debug`); returns false when the value is invalid.
     let apply: @Sendable (inout Options, String?) -> Bool
 }
@@ -180,13 +224,15 @@ extension Options {
 
     /// The table of keys shared by module arguments, the config file and the CLI.
     static let keys: [OptionKey] = [
-        OptionKey(name: "policy", accepts: Policy.allCases.map(\.rawValue).joined(separator: "|")) { o, v in
+        // Finger only is stricter than finger-or-passcode.
+        OptionKey(name: "policy", accepts: Policy.allCases.map(\.rawValue).joined(separator: "|"),
+                  caller: .ifStricter({ candidate, file in candidate.policy == .biometrics || file.policy == .biometricsOrPasscode })) { o, v in
             guard let v, let p = Policy(rawValue: v) else { return false }
             o.policy = p; return true
         },
         OptionKey(name: "sensor", accepts: SensorKind.allCases.map(\.rawValue).joined(separator: "|")) { o, v in
             guard let v, let s = SensorKind(rawValue: v) else { return false }
-            o.sensor = s; return true
+            o.sensor = s; o.sensorSetting = s; return true
         },
         OptionKey(name: "db", accepts: "an absolute path") { o, v in
             guard let v, isAbsolutePath(v) else { return false }
@@ -200,11 +246,12 @@ extension Options {
             guard let v, isAbsolutePath(v) else { return false }
             o.simSocket = v; return true
         },
-        OptionKey(name: "timeout", accepts: "seconds, \(timeoutRange.lowerBound)-\(timeoutRange.upperBound)") { o, v in
+        OptionKey(name: "timeout", accepts: "seconds, \(timeoutRange.lowerBound)-\(timeoutRange.upperBound)", caller: .taken) { o, v in
             guard let n = boundedInteger(v, in: timeoutRange) else { return false }
             o.timeoutSeconds = n; return true
         },
-        OptionKey(name: "max_tries", accepts: "\(maxTriesRange.lowerBound)-\(maxTriesRange.upperBound)") { o, v in
+        // Wrong fingers per transaction; the count across transactions (bio_lockout) is file-only.
+        OptionKey(name: "max_tries", accepts: "\(maxTriesRange.lowerBound)-\(maxTriesRange.upperBound)", caller: .taken) { o, v in
             guard let n = boundedInteger(v, in: maxTriesRange) else { return false }
             o.maxTries = n; return true
         },
@@ -224,11 +271,13 @@ extension Options {
             guard let v, let rules = PasscodeRequirementRules(parsing: v) else { return false }
             o.requirePasscode = rules; return true
         },
-        OptionKey(name: "remote", accepts: "ignore|passcode|allow") { o, v in
+        // ignore (nothing) is stricter than passcode (no finger), which is stricter than allow.
+        OptionKey(name: "remote", accepts: "ignore|passcode|allow",
+                  caller: .ifStricter({ candidate, file in candidate.remote.strictness >= file.remote.strictness })) { o, v in
             guard let v, let r = RemoteRule(configValue: v) else { return false }
             o.remote = r; return true
         },
-        OptionKey(name: "lid", accepts: "skip|ignore") { o, v in
+        OptionKey(name: "lid", accepts: "skip|ignore", caller: .ifStricter({ candidate, file in candidate.lid == .skip || file.lid == .ignore })) { o, v in
             guard let v, let r = LidRule(rawValue: v) else { return false }
             o.lid = r; return true
         },
@@ -248,15 +297,15 @@ extension Options {
             guard let n = boundedInteger(v, in: 100...100_000_000) else { return false }
             o.logMaxEvents = n; return true
         },
-        OptionKey(name: "prompt", accepts: "concurrent|sequential") { o, v in
+        OptionKey(name: "prompt", accepts: "concurrent|sequential", caller: .taken) { o, v in
             guard let v, let m = PromptMode(rawValue: v) else { return false }
             o.prompt = m; return true
         },
-        OptionKey(name: "touch_first", accepts: "seconds, \(touchFirstRange.lowerBound)-\(touchFirstRange.upperBound)") { o, v in
+        OptionKey(name: "touch_first", accepts: "seconds, \(touchFirstRange.lowerBound)-\(touchFirstRange.upperBound)", caller: .taken) { o, v in
             guard let n = boundedInteger(v, in: touchFirstRange) else { return false }
             o.touchFirstSeconds = n; return true
         },
-        OptionKey(name: "reason", accepts: "text of at most 200 bytes, %s for the service") { o, v in
+        OptionKey(name: "reason", accepts: "text of at most 200 bytes, %s for the service", caller: .taken) { o, v in
             guard let v, !v.isEmpty, v.utf8.count <= 200, v.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else { return false }
             o.reason = v; return true
         },
@@ -272,6 +321,10 @@ extension Options {
             guard let v, isReaderSelector(v) else { return false }
             o.fprintDevice = v; return true
         },
+        OptionKey(name: "check_helper", accepts: "an absolute path", caller: .moduleOnly) { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.checkHelper = v; return true
+        },
         OptionKey(name: "fprint_virtual_device", accepts: "an absolute socket path of at most 107 bytes") { o, v in
             guard let v, isAbsolutePath(v), v.utf8.count <= maximumSocketPathLength else { return false }
             o.fprintVirtualDevice = v; return true
@@ -279,6 +332,10 @@ extension Options {
         OptionKey(name: "fprint_virtual_device_storage", accepts: "an absolute socket path of at most 107 bytes") { o, v in
             guard let v, isAbsolutePath(v), v.utf8.count <= maximumSocketPathLength else { return false }
             o.fprintVirtualDeviceStorage = v; return true
+        },
+        OptionKey(name: "fprintd_bus", accepts: "unix:path=ABSOLUTE-SOCKET-PATH (at most 107 bytes)") { o, v in
+            guard let v, isUnixBusAddress(v) else { return false }
+            o.fprintdBus = v; return true
         },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {
@@ -302,6 +359,61 @@ extension Options {
 
     /// Names of every known key, in documentation order.
     public static var keyNames: [String] { keys.map(\.name) }
+
+    /// Keys biounlock-check takes from the words its caller relays (CallerUse), in table order.
+    public static var callerKeyNames: [String] {
+        keys.filter {
+            switch $0.caller {
+            case .taken, .ifStricter: return true
+            case .ignored, .moduleOnly: return false
+            }
+        }.map(\.name)
+    }
+
+    /// These options (the checker's, from its root-owned config file) with the words its caller
+    /// relayed from the module's pam.d line applied where CallerUse allows it. Returns the words
+    /// that were not taken (unknown, invalid, file-only or less strict), for the log.
+    ///
+    /// Security choice: the caller is the user the checker authenticates, and anything the module
+    /// sends can be forged by that user. A path from the caller (`db=`, `config=`, `sim_socket=`,
+    /// `fprint_helper=`, `lid_path=`...) could point the root checker at a store, a sensor socket
+    /// or a file the user made -- even a root-owned one with the user's own bytes in it, such as
+    /// /proc/PID/environ of the checker itself -- and a count or a rule (`passcode_lockout=`,
+    /// `require_passcode=`) could buy guesses. None of them is ever taken from the caller.
+    public func applyingCallerArguments(_ words: [String]) -> (options: Options, ignored: [String]) {
+        var result = self
+        var ignored: [String] = []
+        for word in words.prefix(64) {
+            let (key, value) = OptionParser.split(word, separator: "=")
+            guard let known = Options.key(named: key), value.map({ $0.utf8.count <= maximumOptionValueLength }) ?? true else {
+                ignored.append(sanitizedForLog(key)); continue
+            }
+            var candidate = result
+            guard known.apply(&candidate, value) else { ignored.append(known.name); continue }
+            switch known.caller {
+            case .ignored:
+                ignored.append(known.name)
+            case .moduleOnly:
+                continue
+            case .taken:
+                result = candidate
+            case .ifStricter(let stricter):
+                if stricter(candidate, self) { result = candidate } else { ignored.append(known.name) }
+            }
+        }
+        return (result, ignored)
+    }
+}
+
+extension RemoteRule {
+    /// How much of biounlock a remote session gets: less is stricter.
+    var strictness: Int {
+        switch self {
+        case .allow: return 0
+        case .passcode: return 1
+        case .ignore: return 2
+        }
+    }
 }
 
 /// Longest option value accepted; longer ones are refused (and logged as invalid).
@@ -313,6 +425,24 @@ func isAbsolutePath(_ value: String) -> Bool {
 
 /// sun_path holds 108 bytes including the terminator; libfprint silently truncates longer paths.
 public let maximumSocketPathLength = 107
+
+/// A D-Bus address of the one kind biounlock accepts: `unix:path=` and an absolute socket path,
+/// nothing after it. Security choice: GDBus runs programs for `autolaunch:` and `unixexec:`
+/// addresses and would connect anywhere for `tcp:`; a Unix socket whose directory the helper
+/// checks is the only transport fprintd's system bus needs.
+func isUnixBusAddress(_ value: String) -> Bool {
+    let prefix = "unix:path="
+    guard value.hasPrefix(prefix) else { return false }
+    let path = String(value.dropFirst(prefix.count))
+    return isAbsolutePath(path) && path.utf8.count <= maximumSocketPathLength
+        && path.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "%") }
+}
+
+/// The socket path of a `unix:path=` address.
+public func unixBusPath(_ address: String) -> String? {
+    guard isUnixBusAddress(address) else { return nil }
+    return String(address.dropFirst("unix:path=".count))
+}
 
 /// A reader selector: printable ASCII without spaces, at most 128 bytes.
 func isReaderSelector(_ value: String) -> Bool {

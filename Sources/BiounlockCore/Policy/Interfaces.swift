@@ -257,17 +257,44 @@ public protocol FingerprintSensor: AnyObject {
     func close()
 }
 
+/// A reader opened for one user's verification, and what the chain verifies against.
+public enum UserReader {
+    /// The open reader and the user's prints for it: the store's templates of this backend, or,
+    /// for a backend that keeps prints itself (fprintd), one entry per finger the daemon holds
+    /// (their data stays in the daemon; the sensor ignores it).
+    case ready(FingerprintSensor, [Template])
+    /// The user has no print this backend can use: nothing to wait for.
+    case nothingEnrolled
+    case unavailable(SensorUnavailable)
+}
+
 /// Opens the reader the options name.
 public protocol SensorProvider {
     func open(_ options: Options) -> Result<FingerprintSensor, SensorUnavailable>
     /// Opens a reader for verifying `templates`: with several readers attached, the one they were
     /// taken on (templates carry the reader's driver and device id).
     func open(_ options: Options, for templates: [Template]) -> Result<FingerprintSensor, SensorUnavailable>
+    /// The policy chain's one way to a reader: opens one for verifying `user`, or says there is
+    /// nothing to verify against. Backends whose prints live in the store (libfprint, simulated)
+    /// use the user's templates (the default below); a backend whose daemon keeps the prints
+    /// (fprintd) asks it which fingers the user has -- the store holds none.
+    func openReader(for user: UserRecord, options: Options) -> UserReader
 }
 
 extension SensorProvider {
     public func open(_ options: Options, for templates: [Template]) -> Result<FingerprintSensor, SensorUnavailable> {
         open(options)
+    }
+
+    /// The store's templates of the configured backend; none means nothing enrolled (and no reader
+    /// is opened, so a user without prints costs nothing).
+    public func openReader(for user: UserRecord, options: Options) -> UserReader {
+        let templates = user.templates.filter { $0.sensor == options.sensor }
+        guard !templates.isEmpty else { return .nothingEnrolled }
+        switch open(options, for: templates) {
+        case .success(let sensor): return .ready(sensor, templates)
+        case .failure(let why): return .unavailable(why)
+        }
     }
 }
 

@@ -29,6 +29,11 @@ public enum Reason: String, Sendable, Error {
     case cancelled = "cancelled"
     case passwordHandedOver = "password-handed-over"
     case typingTimedOut = "typing-timed-out"
+    /// The module runs as the user and biounlock-check could not decide for it (missing, not
+    /// setuid root, in a directory others can write, failed, busy, or it broke the protocol).
+    case checkerUnavailable = "checker-unavailable"
+    /// biounlock-check was asked about a user other than the one who ran it.
+    case otherUserRefused = "other-user-refused"
 }
 
 /// The chain's answer, one case per row of the return-code table (docs/DESIGN.md).

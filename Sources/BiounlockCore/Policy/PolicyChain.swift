@@ -227,16 +227,16 @@ public final class PolicyChain {
     // MARK: step 7: the reader
 
     func openReader(user: UserRecord, request: AuthRequest, store: AuthStore) -> Result<FingerSession, Reason> {
-        let templates = user.templates.filter { $0.sensor == options.sensor }
-        guard !templates.isEmpty else {
-            say(request, notice: Messages.nothingEnrolled)
-            return .failure(.nothingEnrolled)
-        }
-        switch sensors.open(options, for: templates) {
-        case .success(let sensor):
+        // The provider decides what "enrolled" means: the store's templates, or (sensor=fprintd)
+        // the fingers fprintd holds for the user (SensorProvider.openReader(for:options:)).
+        switch sensors.openReader(for: user, options: options) {
+        case .ready(let sensor, let templates):
             return .success(FingerSession(sensor: sensor, templates: templates, user: user.name, store: store,
                                           options: options, clock: clock, logger: logger))
-        case .failure(let why):
+        case .nothingEnrolled:
+            say(request, notice: Messages.nothingEnrolled)
+            return .failure(.nothingEnrolled)
+        case .unavailable(let why):
             logger.log(.notice, "reader unavailable for \(user.name): \(why)")
             say(request, notice: Messages.readerUnavailable)
             return .failure(.readerUnavailable)

@@ -27,6 +27,19 @@ public enum Accounts {
         return Account(name: canonical, uid: pwd.pw_uid)
     }
 
+    /// The account of `uid` (getpwuid_r), if its name is one `lookup(_:)` finds again with the
+    /// same uid: biounlock-check authenticates exactly that name.
+    public static func lookup(uid: UInt32) -> Account? {
+        var pwd = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        let rc = getpwuid_r(uid, &pwd, &buffer, buffer.count, &result)
+        guard rc == 0, result != nil, let pwName = pwd.pw_name, pwd.pw_uid == uid else { return nil }
+        let name = String(cString: pwName)
+        guard let again = lookup(name), again.uid == uid else { return nil }
+        return again
+    }
+
     public static func isPlausibleName(_ name: String) -> Bool {
         let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= maximumNameLength else { return false }

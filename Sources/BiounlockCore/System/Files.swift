@@ -17,6 +17,7 @@ public enum FileTrustProblem: Error, Equatable, Sendable, CustomStringConvertibl
     case tooLarge(String)
     case notExecutable(String)
     case notCanonical(String)
+    case notSetuidRoot(String)
 
     public var description: String {
         switch self {
@@ -30,6 +31,7 @@ public enum FileTrustProblem: Error, Equatable, Sendable, CustomStringConvertibl
         case .tooLarge(let p): return "\(p) is too large"
         case .notExecutable(let p): return "\(p) is not executable"
         case .notCanonical(let p): return "\(p) is not an absolute path without '.', '..' or '//'"
+        case .notSetuidRoot(let p): return "\(p) is not setuid root (mode 4755) or not executable by others"
         }
     }
 }
@@ -137,6 +139,19 @@ public enum TrustedFiles {
         if (st.st_mode & S_IFMT) != S_IFREG { return .notRegularFile(path) }
         if let problem = checkOwnership(path, st) { return problem }
         if st.st_mode & S_IXUSR == 0 { return .notExecutable(path) }
+        return nil
+    }
+
+    /// Checks the setuid checker the module runs as the user (`check_helper`): everything
+    /// checkExecutable checks, and setuid (owned by root, so it runs as root) and executable by
+    /// others (the user runs it). The module hands it what the user types, so a checker anyone
+    /// but root could replace would be a password thief, and one that is not setuid root could
+    /// not read the store.
+    public static func checkSetuidHelper(_ path: String) -> FileTrustProblem? {
+        if let problem = checkExecutable(path) { return problem }
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return .unreadable(path, errno: errno) }
+        if st.st_mode & S_ISUID == 0 || st.st_mode & S_IXOTH == 0 { return .notSetuidRoot(path) }
         return nil
     }
 

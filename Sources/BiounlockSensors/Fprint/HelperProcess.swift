@@ -2,30 +2,41 @@ import Glibc
 import BiounlockCore
 import BiounlockFprintProtocol
 
-/// How to start `biounlock-fprint`, derived from root-owned options only.
-struct HelperLaunch: Equatable {
+/// How to start a helper: `biounlock-fprint` (derived from root-owned options only, `make`) or
+/// `biounlock-check` (BiounlockCheck's CheckerClient).
+public struct HelperLaunch: Equatable {
     /// Where the helper's warnings go: syslog inside PAM (the host's stderr is the user's
     /// terminal, or nothing), the CLI's stderr for an admin at a terminal.
     typealias Diagnostics = HelperDiagnostics
 
-    let path: String
-    let arguments: [String]
-    let environment: [String]
-    let stderrToNull: Bool
+    public let path: String
+    public let arguments: [String]
+    public let environment: [String]
+    public let stderrToNull: Bool
+
+    public init(path: String, arguments: [String], environment: [String], stderrToNull: Bool) {
+        self.path = path; self.arguments = arguments; self.environment = environment; self.stderrToNull = stderrToNull
+    }
 
     /// Security choice: the helper's environment is built from nothing. sudo hands the invoking
     /// user's environment to PAM modules, so FP_VIRTUAL_DEVICE, FP_DRIVERS_WHITELIST, G_DEBUG,
     /// G_MESSAGES_DEBUG, GIO_EXTRA_MODULES, GIO_MODULE_DIR, LD_* and the rest of the caller's
     /// environment never reach libfprint or GLib. Test readers (virtual_device) come only from
     /// the root-owned options `fprint_virtual_device[_storage]`, and then replace real readers.
-    static func make(_ options: Options, diagnostics: Diagnostics) -> Result<HelperLaunch, SensorUnavailable> {
+    /// The same holds for D-Bus: DBUS_SYSTEM_BUS_ADDRESS never reaches the helper (fprintd's bus
+    /// comes from `fprintd_bus=`, in the request); an fprintd client (`libfprintEnvironment`
+    /// false) gets no libfprint variables at all.
+    static func make(_ options: Options, diagnostics: Diagnostics, libfprintEnvironment: Bool = true) -> Result<HelperLaunch, SensorUnavailable> {
         if let problem = TrustedFiles.checkExecutable(options.fprintHelper) {
             return .failure(SensorUnavailable("fprint_helper refused: \(problem)"))
         }
         var environment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
         var drivers: [String] = []
-        for (path, variable, driver) in [(options.fprintVirtualDevice, "FP_VIRTUAL_DEVICE", "virtual_device"),
-                                         (options.fprintVirtualDeviceStorage, "FP_VIRTUAL_DEVICE_STORAGE", "virtual_device_storage")] {
+        let virtualReaders = libfprintEnvironment
+            ? [(options.fprintVirtualDevice, "FP_VIRTUAL_DEVICE", "virtual_device"),
+               (options.fprintVirtualDeviceStorage, "FP_VIRTUAL_DEVICE_STORAGE", "virtual_device_storage")]
+            : []
+        for (path, variable, driver) in virtualReaders {
             guard let path else { continue }
             // Whoever can write the socket's directory could put their own reader there.
             if let problem = TrustedFiles.checkDirectory(TrustedFiles.parentDirectory(of: path)) {
@@ -56,9 +67,9 @@ struct HelperLaunch: Equatable {
 ///   to anyone else;
 /// - if the host reaps it first (a SIGCHLD handler, or SIGCHLD ignored), waitpid says ECHILD and
 ///   that is taken as reaped.
-final class HelperProcess {
-    let pid: pid_t
-    let channel: FrameChannel
+public final class HelperProcess {
+    public let pid: pid_t
+    public let channel: FrameChannel
     private(set) var reaped = false
     /// Set when the child's end of the socket closed (it exited, or is exiting).
     private(set) var peerClosed = false
@@ -70,7 +81,11 @@ final class HelperProcess {
 
     deinit { kill() }
 
-    static func spawn(_ launch: HelperLaunch) -> Result<HelperProcess, SensorUnavailable> {
+    /// - Parameters:
+    ///   - limit, sensitive: the channel's frame limit, and whether its buffers are wiped
+    ///     (FrameChannel); the fprint helper's defaults unless given.
+    public static func spawn(_ launch: HelperLaunch, limit: Int = FprintProtocol.maximumFrameLength,
+                             sensitive: Bool = false) -> Result<HelperProcess, SensorUnavailable> {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             return .failure(SensorUnavailable("socketpair: \(errnoDescription(errno))"))
@@ -135,7 +150,7 @@ final class HelperProcess {
             Glibc.close(ours)
             return .failure(SensorUnavailable("cannot start \(launch.path): \(errnoDescription(spawned))"))
         }
-        return .success(HelperProcess(pid: pid, channel: FrameChannel(fd: ours)))
+        return .success(HelperProcess(pid: pid, channel: FrameChannel(fd: ours, limit: limit, sensitive: sensitive)))
     }
 
     func send(_ request: FprintRequest, until deadline: Int64) -> Result<Void, SensorUnavailable> {
@@ -180,7 +195,7 @@ final class HelperProcess {
     }
 
     /// Kills and reaps the helper now (deadline passed, or the protocol broke).
-    func kill() {
+    public func kill() {
         guard !reaped else { return }
         // waitpid(WNOHANG) just said "still running": an unreaped child keeps its pid, so the
         // signal cannot reach anyone else. Once it has exited (or the host reaped it), no signal.
@@ -195,7 +210,7 @@ final class HelperProcess {
 
     /// Waits (bounded) for the helper to exit and collects it.
     @discardableResult
-    func reap(until deadline: Int64) -> Bool {
+    public func reap(until deadline: Int64) -> Bool {
         while !reaped {
             var status: Int32 = 0
             let rc = waitpid(pid, &status, WNOHANG)

@@ -60,9 +60,11 @@ public final class LibfprintSensor: FingerprintSensor {
     }
 
     /// Spawns the helper and waits for its `hello`.
-    static func start(_ options: Options, diagnostics: HelperLaunch.Diagnostics, deadline: Int64) -> Result<HelperProcess, SensorUnavailable> {
+    /// `libfprintEnvironment`: false for an fprintd client, which gets no libfprint test readers.
+    static func start(_ options: Options, diagnostics: HelperLaunch.Diagnostics, deadline: Int64,
+                      libfprintEnvironment: Bool = true) -> Result<HelperProcess, SensorUnavailable> {
         let launch: HelperLaunch
-        switch HelperLaunch.make(options, diagnostics: diagnostics) {
+        switch HelperLaunch.make(options, diagnostics: diagnostics, libfprintEnvironment: libfprintEnvironment) {
         case .success(let l): launch = l
         case .failure(let why): return .failure(why)
         }
@@ -304,6 +306,9 @@ extension FprintResponse {
         case .deleted: return "deleted"
         case .closed: return "closed"
         case .failure: return "failure"
+        case .fprintdReaders: return "fprintdReaders"
+        case .fprintdClaimed: return "fprintdClaimed"
+        case .fprintdEnrolled: return "fprintdEnrolled"
         }
     }
 }

@@ -11,7 +11,7 @@ enum DoctorCommand {
         options: [OptionSpec(name: "--pam-dir", value: "DIR", help: L("PAM service files to check (default /etc/pam.d)")),
                   OptionSpec(name: "--module", value: "PATH", help: L("the installed module (default: searched in the security dirs)"))],
         abstract: L("Check the installation and say how to fix each problem."),
-        discussion: L("Module file, every pam.d service using it (control value, order, fallback, pam_fprintd), store and config permissions, reader, fprintd."),
+        discussion: L("Module file, the setuid checker for screen lockers, every pam.d service using the module (control value, order, fallback, pam_fprintd beside it, greeter fingerprint stacks), store and config permissions, which sensor backend is in use and why, the reader, fprintd."),
         writes: false, run: run)
 
     static let securityDirs = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security", "/usr/lib/security"]
@@ -38,6 +38,9 @@ enum DoctorCommand {
                                 detail: L("pam_biounlock.so is not in {dirs}", ["dirs": securityDirs.joined(separator: ", ")]),
                                 fix: L("install the package (apt install ./dist/biounlock_VERSION_amd64.deb) or run scripts/install")))
         }
+
+        // The checker that screen lockers running as the user need.
+        checks.append(checkerCheck(context.options.checkHelper))
 
         // The PAM services.
         let files = readPamDir(pamDir)
@@ -90,17 +93,40 @@ enum DoctorCommand {
                                 fix: "chown root:root \(context.options.configPath); chmod 0644 \(context.options.configPath)"))
         }
 
-        // The reader, and fprintd.
-        switch Sensors(logger: StderrLogger()).open(context.options) {
-        case .success(let sensor):
-            sensor.close()
-            checks.append(Check(name: "reader", status: .ok, detail: L("{sensor} sensor available", ["sensor": context.options.sensor.rawValue]), fix: nil))
-        case .failure(let why):
-            checks.append(Check(name: "reader", status: .warning, detail: "\(context.options.sensor.rawValue): \(why)", fix: nil))
-        }
-        if fprintdRunning() {
-            checks.append(Check(name: "fprintd", status: .warning, detail: L("fprintd is running: it claims the reader while its clients verify"),
-                                fix: L("stop and disable it if biounlock is the only fingerprint user: {command}", ["command": "systemctl disable --now fprintd"])))
+        // The backend, the reader, and fprintd.
+        let options = context.options
+        checks.append(Check(name: "sensor", status: .ok,
+                            detail: L("{sensor} is in use: {reason}", ["sensor": options.sensor.rawValue, "reason": options.sensorReason]), fix: nil))
+        if options.sensor == .fprintd {
+            switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).fprintdFingers(options, user: "") {
+            case .success(let devices) where !devices.isEmpty:
+                let names = devices.map { "fprintd/\($0.shortName) \($0.name)" }.joined(separator: ", ")
+                checks.append(Check(name: "reader", status: .ok,
+                                    detail: L("fprintd ({bus}) has 1 reader: {readers}", plural: "fprintd ({bus}) has {count} readers: {readers}",
+                                              count: devices.count, ["bus": options.fprintdBus, "readers": names]), fix: nil))
+            case .success:
+                checks.append(Check(name: "reader", status: .warning, detail: L("fprintd runs but reports no fingerprint reader; everyone falls back to the passcode or password"),
+                                    fix: L("plug in a reader supported by libfprint ({command} shows what fprintd sees)", ["command": "fprintd-list USER"])))
+            case .failure(let why):
+                checks.append(Check(name: "reader", status: .warning,
+                                    detail: L("fprintd cannot be reached ({bus}): {reason}; everyone falls back to the passcode or password",
+                                              ["bus": options.fprintdBus, "reason": "\(why)"]),
+                                    fix: L("install and start fprintd ({command}), or set {setting} in {path}",
+                                           ["command": "apt install fprintd", "setting": "sensor = libfprint", "path": options.configPath])))
+            }
+        } else {
+            switch Sensors(logger: StderrLogger()).open(options) {
+            case .success(let sensor):
+                sensor.close()
+                checks.append(Check(name: "reader", status: .ok, detail: L("{sensor} sensor available", ["sensor": options.sensor.rawValue]), fix: nil))
+            case .failure(let why):
+                checks.append(Check(name: "reader", status: .warning, detail: "\(options.sensor.rawValue): \(why)", fix: nil))
+            }
+            if options.sensor == .libfprint && fprintdRunning() {
+                checks.append(Check(name: "fprintd", status: .warning, detail: L("fprintd is running: it claims the reader while its clients verify, and biounlock then finds it busy"),
+                                    fix: L("use {setting} (or auto) to share fprintd's reader and prints, or stop it if biounlock is the only fingerprint user: {command}",
+                                           ["setting": "sensor = fprintd", "command": "systemctl disable --now fprintd"])))
+            }
         }
 
         if invocation.globals.json {
@@ -171,6 +197,28 @@ enum DoctorCommand {
                          fix: L("reinstall it from a build for this system"))
         }
         return Check(name: "module", status: .ok, detail: L("{path} loads and exports the PAM entry points", ["path": path]), fix: nil)
+    }
+
+    /// biounlock-check: what the module checks before it starts it (TrustedFiles.checkSetuidHelper):
+    /// setuid root, executable by others, root-owned and not writable by others all the way up.
+    static func checkerCheck(_ path: String) -> Check {
+        switch TrustedFiles.checkSetuidHelper(path) {
+        case nil:
+            return Check(name: "checker", status: .ok,
+                         detail: L("{path}: setuid root, root-owned all the way up; screen lockers that run as the user can use biounlock", ["path": path]), fix: nil)
+        case .missing?:
+            // TRANSLATORS: `biounlock doctor`; the checker is biounlock-check, which screen lockers
+            // that run PAM as the user (not as root) need to reach biounlock's root-only store.
+            return Check(name: "checker", status: .warning,
+                         detail: L("{path} does not exist: screen lockers that run as the user (i3lock, swaylock, xscreensaver) fall back to the password", ["path": path]),
+                         fix: L("install the package (or scripts/install), or point check_helper at the installed biounlock-check"))
+        case let problem?:
+            return Check(name: "checker", status: .problem,
+                         detail: L("{problem}: the module refuses it and screen lockers that run as the user (i3lock, swaylock, xscreensaver) fall back to the password",
+                                   ["problem": "\(problem)"]),
+                         fix: L("{command}; every directory above it root-owned and not writable by group or others",
+                                ["command": "chown root:root \(path); chmod 4755 \(path)"]))
+        }
     }
 
     /// Regular files of the pam.d directory, at most 64 KiB each.

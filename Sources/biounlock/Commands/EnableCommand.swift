@@ -30,12 +30,23 @@ enum EnableCommand {
             // Like canEvaluatePolicy before the toggle: a reader must be there (libfprint only; the
             // simulated sensor exists only while something listens on its socket).
             let selector = context.options.fprintDevice
-            let readers = context.options.sensor == .libfprint
-                ? Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).list(context.options)
-                    .map { list in list.filter { selector == nil || $0.matches(selector ?? "") } }
-                : nil
+            let sensors = Sensors(logger: StderrLogger(), helperDiagnostics: .stderr)
+            var readers: Result<[ReaderInfo], SensorUnavailable>?
+            var fprintdFingers: Result<[Finger], SensorUnavailable>?
+            switch context.options.sensor {
+            case .libfprint:
+                readers = sensors.list(context.options).map { list in list.filter { selector == nil || $0.matches(selector ?? "") } }
+            case .fprintd:
+                // One set of prints: the fingers fprintd holds for the user (GNOME Settings, KDE,
+                // fprintd-enroll or `biounlock enrol`) are the ones enable accepts.
+                let devices = sensors.fprintdFingers(context.options, user: account.name)
+                readers = devices.map { $0.map(\.info) }
+                fprintdFingers = devices.map { list in list.flatMap(\.templates).map(\.finger) }
+            case .simulated, .auto:
+                break
+            }
             let refusals = EnableCheck.refusals(user: account.name, record: record, options: context.options,
-                                                globals: invocation.globals.typed, readers: readers)
+                                                globals: invocation.globals.typed, readers: readers, fprintdFingers: fprintdFingers)
             if !refusals.isEmpty {
                 var message = L("biometric unlock stays off for {user}:", ["user": account.name])
                 for r in refusals { message += "\n  - " + r.problem + "\n    " + L("run: {command}", ["command": r.fix]) }

@@ -1,5 +1,7 @@
 import BiounlockCore
 import BiounlockSensors
+import BiounlockStore
+import BiounlockFprintProtocol
 
 /// `biounlock enrol USER [--finger F] [--device D]`: takes the enrolment touches and stores the template.
 enum EnrolCommand {
@@ -9,7 +11,7 @@ enum EnrolCommand {
                   OptionSpec(name: "--device", value: "D", help: L("reader to use: driver, device id or driver/id (see 'biounlock sensors')")),
                   OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"))],
         abstract: L("Enrol a finger for USER."),
-        discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it."),
+        discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it. With sensor fprintd, fprintd takes and keeps the print (as GNOME Settings and fprintd-enroll do)."),
         writes: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
@@ -24,6 +26,9 @@ enum EnrolCommand {
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
         try context.requireOwnRecord(account, in: store)
+        if options.sensor == .fprintd {
+            return try enrolInFprintd(context, options: options, store: store, user: account.name, finger: finger, seconds: seconds)
+        }
         let previous = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }?
             .templates.first { $0.finger == finger && $0.sensor == options.sensor }
 
@@ -70,6 +75,41 @@ enum EnrolCommand {
             } else {
                 Output.line(L("Turn biometric unlock on with: {command}", ["command": context.suggest("enable \(account.name)")]))
             }
+        }
+        return 0
+    }
+
+    /// sensor=fprintd: fprintd takes the touches and keeps the print (EnrollStart), so GNOME
+    /// Settings, KDE and `fprintd-enroll` see it; the store only notes that the enrolled set
+    /// changed (require_passcode=enrolment).
+    static func enrolInFprintd(_ context: Context, options: Options, store: Store, user: String, finger: Finger, seconds: Int) throws -> Int32 {
+        let reader: FprintdSensor
+        switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).openFprintd(options, user: user) {
+        case .success(let r): reader = r
+        case .failure(let why): throw CommandFailure(L("fprintd not available: {reason}", ["reason": "\(why)"]))
+        }
+        defer { reader.close() }
+        let v: KeyValuePairs = ["finger": finger.name, "user": user, "reader": reader.device.name, "device": "fprintd/\(reader.device.shortName)"]
+        if reader.device.enrolStages > 0 {
+            Output.progress(L("Enrolling {finger} for {user} in fprintd on {reader} ({device}): touch the reader once.",
+                              plural: "Enrolling {finger} for {user} in fprintd on {reader} ({device}): touch the reader {count} times.",
+                              count: reader.device.enrolStages, v))
+        } else {
+            Output.progress(L("Enrolling {finger} for {user} in fprintd on {reader} ({device}): touch the reader.", v))
+        }
+        let result = reader.enroll(finger: finger, deadline: .after(milliseconds: Int64(seconds) * 1000)) { event in
+            switch event {
+            case .stage(let done, let total): Output.progress(L("touch {done}/{total}", ["done": String(done), "total": String(total)]))
+            case .retry(let reason): Output.progress(Messages.retry(reason))
+            case .differentFinger: Output.progress(L("That was a different finger: touch again with the same one."))
+            }
+        }
+        if case .failure(let why) = result { throw CommandFailure(L("enrolment failed: {reason}; fprintd stored nothing", ["reason": "\(why)"])) }
+        try storeCall(L("cannot record the enrolment")) { () throws(StoreFailure) in try store.noteEnrolmentChange(user: user, at: context.now()) }
+        Output.line(L("Enrolled {finger} for {user} in fprintd (GNOME Settings, KDE and fprintd-list see it too).", ["finger": finger.name, "user": user]))
+        let record = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(user) }
+        if record?.enabled != true {
+            Output.line(L("Turn biometric unlock on with: {command}", ["command": context.suggest("enable \(user)")]))
         }
         return 0
     }

@@ -1,5 +1,6 @@
 import BiounlockCore
 import BiounlockStore
+import BiounlockSensors
 
 /// `biounlock list [--json]`: every user the store knows, one line each (JSON: as `status`).
 enum ListCommand {
@@ -23,6 +24,9 @@ enum ListCommand {
             }
         }
         let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID(), globals: invocation.globals.typed)
+        if context.options.sensor == .fprintd, let error = FprintdFingers.add(to: &records, options: context.options) {
+            Output.warning(L("fprintd could not be asked for the enrolled fingers: {reason}", ["reason": error]))
+        }
         if invocation.globals.json {
             Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now).serialized())
         } else if records.isEmpty {

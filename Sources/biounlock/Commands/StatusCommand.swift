@@ -35,7 +35,11 @@ enum StatusCommand {
                                    globals: invocation.globals.typed) { record in
             placeholders.contains(record.name) ? .bound : AccountBinding.of(record, account: Accounts.lookup(record.name))
         }
-        let fprintd = FprintdCheck.scan()
+        var fprintd = FprintdCheck.scan()
+        fprintd.sensor = context.options.sensor
+        if context.options.sensor == .fprintd {
+            fprintd.error = FprintdFingers.add(to: &records, options: context.options)
+        }
         let check = Sensors.problem(with:)
         if invocation.globals.json {
             Output.line(StatusReport.json(store: context.options.storePath, users: records, now: now, fprintd: fprintd, check: check).serialized())

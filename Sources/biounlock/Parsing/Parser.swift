@@ -82,7 +82,7 @@ struct GlobalOptions {
     static let specs: [(flag: String, key: String, value: String, help: String)] = [
         ("--db", "db", "PATH", L("store (default {path})", ["path": Options.defaultStorePath])),
         ("--config", "config", "PATH", L("config file (default {path})", ["path": Options.defaultConfigPath])),
-        ("--sensor", "sensor", "KIND", "simulated|libfprint"),
+        ("--sensor", "sensor", "KIND", "auto|libfprint|fprintd|simulated"),
         ("--sim-socket", "sim_socket", "PATH", L("control socket of the simulated sensor")),
         ("--policy", "policy", "POLICY", "biometrics-or-passcode|biometrics"),
     ]

@@ -23,6 +23,7 @@ final class EnableCheckTests: XCTestCase {
 
     func testARealReaderMustBePresent() {
         var options = Options()
+        options.sensor = .libfprint
         options.policy = .biometrics
         let record = UserRecord(name: "alice", templates: [Template(finger: .rightIndex, sensor: .libfprint, data: [1], created: 0)])
         let reader = ReaderInfo(driver: "synaptics", device: "1-2", name: "Synaptics", enrolStages: 10, features: ["verify"], scanType: "press")
@@ -33,5 +34,25 @@ final class EnableCheckTests: XCTestCase {
         let broken = EnableCheck.refusals(user: "alice", record: record, options: options, globals: [],
                                           readers: .failure(SensorUnavailable("fprint_helper refused")))
         XCTAssertEqual(broken.count, 1)
+    }
+
+    func testWithFprintdTheFingersFprintdHoldsCount() {
+        var options = Options()
+        options.sensor = .fprintd
+        options.policy = .biometrics
+        // The store's own templates (of any backend) do not count for fprintd.
+        let record = UserRecord(name: "alice", templates: [Template(finger: .rightIndex, sensor: .libfprint, data: [1], created: 0)])
+        let reader = ReaderInfo(driver: "fprintd", device: "0", name: "Virtual", enrolStages: 0, features: ["verify"], scanType: "press")
+        XCTAssertEqual(EnableCheck.refusals(user: "alice", record: record, options: options, globals: [],
+                                            readers: .success([reader]), fprintdFingers: .success([.leftThumb])), [])
+        let none = EnableCheck.refusals(user: "alice", record: record, options: options, globals: ["--db", "/x"],
+                                        readers: .success([reader]), fprintdFingers: .success([]))
+        XCTAssertEqual(none.map(\.problem), ["fprintd holds no fingerprint for alice (sensor fprintd)"])
+        XCTAssertEqual(none.first?.fix, "biounlock --db /x enrol alice --finger right-index-finger   # or: fprintd-enroll alice, or GNOME Settings / KDE Users")
+        let down = EnableCheck.refusals(user: "alice", record: record, options: options, globals: [],
+                                        readers: .failure(SensorUnavailable("fprintd is not running")),
+                                        fprintdFingers: .failure(SensorUnavailable("fprintd is not running")))
+        XCTAssertEqual(down.map(\.problem), ["fprintd cannot be reached: fprintd is not running"], "said once")
+        XCTAssertTrue(down[0].fix.hasPrefix("biounlock doctor"), down[0].fix)
     }
 }

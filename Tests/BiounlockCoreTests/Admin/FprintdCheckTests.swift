@@ -15,7 +15,12 @@ final class FprintdCheckTests: XCTestCase {
         XCTAssertEqual(report.daemon, "/usr/bin/env")
         XCTAssertEqual(report.notes.count, 1)
         XCTAssertTrue(report.notes[0].contains("pam_fprintd is also configured (\(dir)/common-auth)"), report.notes[0])
-        XCTAssertEqual(report.json, .object([("installed", .bool(true)), ("pam_fprintd", .array([.string(dir + "/common-auth")]))]))
+        XCTAssertEqual(report.json, .object([("installed", .bool(true)), ("pam_fprintd", .array([.string(dir + "/common-auth")])),
+                                             ("in_use", .bool(false)), ("error", .null)]))
+        var shared = report
+        shared.sensor = .fprintd
+        XCTAssertTrue(shared.notes[0].hasPrefix("note: biounlock uses fprintd (sensor fprintd)"), shared.notes[0])
+        XCTAssertTrue(shared.notes[1].contains("the finger is asked for twice"), shared.notes[1])
 
         let nothing = FprintdCheck.scan(pamDirectory: dir + "/missing", daemonPaths: ["/nowhere"])
         XCTAssertEqual(nothing, FprintdReport(daemon: nil, pamFiles: []))

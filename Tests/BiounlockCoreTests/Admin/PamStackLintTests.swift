@@ -66,7 +66,7 @@ final class PamStackLintTests: XCTestCase {
         let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("pam.d")
         var files: [String: String] = [:]
-        for name in ["sudo", "su", "login", "xscreensaver"] {
+        for name in ["sudo", "su", "login", "xscreensaver", "i3lock", "swaylock"] {
             files[name] = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
         }
         XCTAssertEqual(PamStackLint.lint(files: files), [])
@@ -74,5 +74,26 @@ final class PamStackLintTests: XCTestCase {
 
     func testServicesWithoutBiounlockAndIncludeLoopsAreFine() {
         XCTAssertEqual(PamStackLint.lint(files: ["a": "@include b\n", "b": "@include a\n"]), [])
+    }
+
+    func testGreeterFingerprintStacks() {
+        let shipped = "auth requisite pam_nologin.so\nauth [success=ok default=die] pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120\nauth optional pam_gnome_keyring.so\n"
+        for service in ["gdm-fingerprint", "kde-fingerprint"] {
+            XCTAssertEqual(PamStackLint.lint(files: [service: shipped]), [], "\(service): no password module is wanted there")
+            let required = PamStackLint.lint(files: [service: "auth required pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120\nauth optional pam_gnome_keyring.so\n"])
+            XCTAssertEqual(required.map(\.severity), [.problem], "\(required)")
+            XCTAssertTrue(required[0].message.contains("an optional module's success can then unlock without a finger"), required[0].message)
+            let lenient = PamStackLint.lint(files: [service: "auth \(PamStackLint.recommendedControl) pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120\n"])
+            for code in ["ignore", "authinfo_unavail", "maxtries", "user_unknown", "module_unknown"] {
+                XCTAssertTrue(lenient.contains { $0.severity == .problem && $0.message.contains("\(code)=ignore in a fingerprint-only stack") },
+                              "\(code): \(lenient)")
+            }
+            let both = PamStackLint.lint(files: [service: "auth required pam_fprintd.so\nauth [success=ok default=die] pam_biounlock.so sensor=libfprint\n"])
+            XCTAssertEqual(both.filter { $0.severity == .warning }.count, 4, "no policy=biometrics, touch_first, sensor=libfprint, pam_fprintd too: \(both)")
+            let asks = PamStackLint.lint(files: [service: "auth [success=ok default=die] pam_biounlock.so sensor=fprintd policy=biometrics timeout=20 touch_first=10\n"])
+            XCTAssertEqual(asks.map(\.severity), [.warning])
+            XCTAssertTrue(asks[0].message.contains("touch_first is shorter than the timeout"), asks[0].message)
+            XCTAssertTrue(both.contains { $0.message.contains("pam_fprintd.so and pam_biounlock.so are both in this stack") })
+        }
     }
 }

@@ -56,8 +56,15 @@ must
 check "install: dpkg reports biounlock installed" \
     eval 'dpkg-query -W -f="\${Status}" biounlock | grep -qx "install ok installed"'
 ldd "$SECURITY/pam_biounlock.so" >"$out/ldd-module.txt" 2>&1; ldd /usr/sbin/biounlock >"$out/ldd-cli.txt" 2>&1
-check "install: $SECURITY/pam_biounlock.so and /usr/sbin/biounlock resolve every library (ldd: no 'not found', no swift)" \
-    eval '! grep -qiE "not found|swift" "$out/ldd-module.txt" "$out/ldd-cli.txt"' -- "$out/ldd-module.txt" "$out/ldd-cli.txt"
+ldd /usr/libexec/biounlock/biounlock-check >"$out/ldd-check.txt" 2>&1
+check "install: $SECURITY/pam_biounlock.so, /usr/sbin/biounlock and the checker resolve every library (ldd: no 'not found', no swift)" \
+    eval '! grep -qiE "not found|swift" "$out/ldd-module.txt" "$out/ldd-cli.txt" "$out/ldd-check.txt"' -- "$out/ldd-module.txt" "$out/ldd-cli.txt" "$out/ldd-check.txt"
+check "install: /usr/libexec/biounlock/biounlock-check is setuid root (root:root 4755) in root-owned 0755 directories" \
+    eval '[ "$(stat -c "%U:%G %a" /usr/libexec/biounlock/biounlock-check)" = "root:root 4755" ] && [ "$(stat -c "%U %a" /usr/libexec/biounlock)" = "root 755" ]'
+setpriv --reuid=65534 --regid=65534 --clear-groups /usr/libexec/biounlock/biounlock-check --help >"$out/check-by-hand.log" 2>&1 3<&-
+check_rc=$?
+check "install: the checker run by hand (by nobody, without its socket) says what it is and exits 64" \
+    eval '[ "$check_rc" -eq 64 ] && grep -q "talks only to the module on fd 3" "$out/check-by-hand.log"' -- "$out/check-by-hand.log"
 biounlock --help >"$out/help.txt" 2>&1
 check "install: biounlock --help runs without the toolchain" test $? -eq 0 -- "$out/help.txt"
 check "install: /var/lib/biounlock exists, root, 0700" test "$(stat -c '%U %a' /var/lib/biounlock 2>&1)" = "root 700"
@@ -121,6 +128,8 @@ must
 biounlock doctor >"$out/doctor.log" 2>&1
 check "setup: biounlock doctor finds no problem with the pam-auth-update stack and the package's files" \
     test $? -eq 0 -- "$out/doctor.log"
+check "setup: biounlock doctor finds the checker setuid root, root-owned all the way up" \
+    grep -q "^ok .*checker: /usr/libexec/biounlock/biounlock-check: setuid root" "$out/doctor.log" -- "$out/doctor.log"
 
 # ---------------------------------------------------------------- scenarios
 # drive NAME FINGERS PIN PASSWORD MARK SHELLCMD COMMAND...: one terminal session (drive.exp);

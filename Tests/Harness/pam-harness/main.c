@@ -56,6 +56,9 @@
  *   --check-host    after pam_end, print "HOST signals=unchanged|changed:N mask=unchanged|changed
  *                   children=none|running|zombie" (signal dispositions and mask compared with before
  *                   pam_start; children the module left behind) -- the libfprint helper's checks
+ *   --maps          before pam_end, print "MAPS NAME..." for the libraries of interest mapped into
+ *                   this process (libfprint, GLib/GIO, libdbus, libsystemd), or "MAPS none": the
+ *                   host must never load what the helper process loads
  *   --sigchld reap  act like hosts that reap every child in a SIGCHLD handler (waitpid(-1))
  *   --sigchld ignore  act like hosts that ignore SIGCHLD (children are reaped by the kernel)
  */
@@ -412,12 +415,33 @@ static void report_host(const struct host_state *before) {
     say(" mask=%s children=%s\n", mask_changed ? "changed" : "unchanged", children);
 }
 
+/* --maps: which of the helper's libraries this process has mapped. */
+static void report_maps(void) {
+    static const char *names[] = {"libfprint", "libglib", "libgio", "libgobject", "libdbus", "libsystemd", "libgusb"};
+    int found[sizeof names / sizeof names[0]] = {0};
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    while (f && fgets(line, sizeof line, f)) {
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            if (strstr(line, names[i])) found[i] = 1;
+        }
+    }
+    if (f) fclose(f);
+    int any = 0;
+    say("MAPS");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (found[i]) { say(" %s", names[i]); any = 1; }
+    }
+    say(any ? "\n" : " none\n");
+}
+
 int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL, *ruser = NULL, *setcred_user = NULL;
     const char *env[16];
     int env_count = 0;
     int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0;
     int check_host = 0, use_locale = 0;
+    int maps = 0;
     const char *sigchld = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--confdir") == 0 && i + 1 < argc) confdir = argv[++i];
@@ -450,6 +474,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--time") == 0) timed = 1;
         else if (strcmp(argv[i], "--setlocale") == 0) use_locale = 1;
         else if (strcmp(argv[i], "--check-host") == 0) check_host = 1;
+        else if (strcmp(argv[i], "--maps") == 0) maps = 1;
         else if (strcmp(argv[i], "--sigchld") == 0 && i + 1 < argc) sigchld = argv[++i];
         else { fprintf(stderr, "pam-harness: unknown or incomplete argument %s\n", argv[i]); return 64; }
     }
@@ -526,6 +551,7 @@ int main(int argc, char **argv) {
             waitpid(child, &status, 0);
             say("FORK: child exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
         }
+        if (maps) report_maps();
         current = NULL;
         pam_end(pamh, rc);
         if (host_check) compare(&before, "pam_end");

@@ -1,0 +1,139 @@
+import Glibc
+import BiounlockCore
+import BiounlockFprintProtocol
+import BiounlockCheckProtocol
+
+/// biounlock-check's one job, as a library so that the tests drive it in-process: read one
+/// request from the module, and run the SAME PolicyChain a root caller runs -- same store,
+/// counters, lockouts, audit rows and log lines -- for the user who ran the checker and nobody
+/// else, with the conversation relayed to the module (RelayedConversation).
+///
+/// Trust decisions (docs/SECURITY.md, "biounlock-check"):
+/// - **Who**: the caller is the account of the checker's real uid, resolved by the executable
+///   before anything else (`caller`). The request must name exactly that account; any other
+///   name is refused and logged (`other-user-refused`), before any store is opened.
+/// - **Settings**: the root-owned config file (`loadOptions`: /etc/security/biounlock.conf, checked
+///   as the module checks it), plus only those of the module's pam.d words that cannot widen
+///   what the caller can do (Options.applyingCallerArguments): no path, sensor, count or rule
+///   ever comes from the caller.
+/// - **Where from**: PAM_RHOST, PAM_TTY and SSH_CONNECTION/SSH_CLIENT as the module relays them
+///   can only make the session look remote (fewer ways in); the logind session is the checker's
+///   own audit session (/proc/self/sessionid, inherited from the caller and not forgeable by it),
+///   never an XDG_SESSION_ID the caller names.
+/// - **What it grants**: a Decision sent to the caller, nothing else: it sets no credentials,
+///   starts nothing, changes no file but the store's counters and audit rows (as a root caller's
+///   transaction would).
+/// - **How fast**: one check per user at a time (CallerLock), on top of the passcode lockout.
+public struct CheckerService {
+    public var caller: Account
+    public var logger: ServiceLogger
+    /// Turns debug lines on or off in the base logger (from the file's `debug`).
+    public var setDebug: (Bool) -> Void = { _ in }
+    public var loadOptions: () -> Result<Configuration.Loaded, Configuration.Failure> = { Configuration.load(arguments: []) }
+    public var sensors: SensorProvider
+    public var openStore: (Options) -> Result<AuthStore, StoreFailure>
+    public var lookupAccount: PolicyChain.AccountLookup = Accounts.lookup
+    public var clock: Clock = SystemClock()
+    public var bootID: () -> String? = { SessionProbe.bootID() }
+    public var hostname: () -> String? = { SessionProbe.hostname() }
+    /// Monotonic milliseconds by which the checker is done, whatever happens.
+    public var end: Int64
+    /// Longest wait for the module's request.
+    public static let requestMilliseconds: Int64 = 5_000
+
+    public init(caller: Account, logger: ServiceLogger, sensors: SensorProvider,
+                openStore: @escaping (Options) -> Result<AuthStore, StoreFailure>, end: Int64) {
+        self.caller = caller; self.logger = logger; self.sensors = sensors; self.openStore = openStore; self.end = end
+    }
+
+    /// Serves one request on `channel`; returns the decision it sent (or would have sent).
+    @discardableResult
+    public func serve(_ channel: FrameChannel) -> Decision {
+        let deadline = min(monotonicMilliseconds() &+ CheckerService.requestMilliseconds, end)
+        let request: CheckRequest
+        switch channel.receive(until: deadline) {
+        case .failure(let f):
+            logger.log(.notice, "uid \(caller.uid): no request (\(f))")
+            return Decision(.unavailable, .checkerUnavailable)
+        case .success(var payload):
+            defer { wipeBytes(&payload) }
+            guard case .authenticate(let r)? = ModuleMessage(payload: payload) else {
+                logger.log(.warning, "uid \(caller.uid) (\(sanitizedForLog(caller.name))): malformed request; nothing checked")
+                return answer(Decision(.unavailable, .checkerUnavailable), on: channel)
+            }
+            request = r
+        }
+        logger.service = request.service
+        // The one identity check: the request is about the caller, or about nobody.
+        guard request.user == caller.name else {
+            logger.log(.warning, "uid \(caller.uid) (\(sanitizedForLog(caller.name))) asked to authenticate \(sanitizedForLog(request.user)): refused (biounlock-check authenticates only the user who runs it)")
+            return answer(Decision(.unavailable, .otherUserRefused), on: channel)
+        }
+        guard CheckerService.isPlausibleService(request.service) else {
+            logger.log(.warning, "uid \(caller.uid): service name refused; nothing checked")
+            return answer(Decision(.unavailable, .checkerUnavailable), on: channel)
+        }
+
+        let loaded: Configuration.Loaded
+        switch loadOptions() {
+        case .success(let l): loaded = l
+        case .failure(let failure):
+            logger.log(.error, "\(failure); falling back to the password")
+            return answer(Decision(.unavailable, .checkerUnavailable), on: channel)
+        }
+        for diagnostic in loaded.diagnostics { logger.log(.warning, diagnostic.description) }
+        for note in loaded.notes { logger.log(.notice, note) }
+        let (options, ignored) = loaded.options.applyingCallerArguments(request.words)
+        setDebug(options.debug)
+        if !ignored.isEmpty {
+            logger.log(.notice, "not taken from the caller: \(ignored.joined(separator: ", ")) (the checker reads paths, sensors, counts and rules from \(options.configPath) only)")
+        }
+
+        // One check at a time per user (CallerLock); a missing store directory is left to the
+        // chain, which reports the store as unavailable like a root caller would.
+        let storeDirectory = TrustedFiles.parentDirectory(of: options.storePath)
+        var lock: CallerLock?
+        if access(storeDirectory, F_OK) == 0 {
+            switch CallerLock.acquire(uid: caller.uid, directory: storeDirectory) {
+            case .success(let l): lock = l
+            case .failure(let why):
+                logger.log(why.isBusy ? .notice : .error, "uid \(caller.uid): \(why); falling back to the password")
+                return answer(Decision(.unavailable, .checkerUnavailable), on: channel)
+            }
+        }
+        defer { withExtendedLifetime(lock) {} }
+
+        let conversation = RelayedConversation(channel: channel, logger: logger, end: end)
+        let hostname = self.hostname()
+        let chain = PolicyChain(
+            options: options, conversation: conversation, logger: logger, sensors: sensors,
+            openStore: { self.openStore(options) }, lookupAccount: lookupAccount, clock: clock,
+            sessionFacts: {
+                SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { name in
+                    // XDG_SESSION_ID would let the caller name another (local) session: the
+                    // probe falls back to this process's own audit session instead.
+                    name == "XDG_SESSION_ID" ? nil : request.environment[name]
+                }, options: options, hostname: hostname)
+            },
+            bootID: bootID,
+            terminal: { nil })   // lockers have no terminal; vlock runs setuid root and never needs the checker
+        let decision = chain.run(request.authRequest)
+        conversation.send(.result(decision))
+        return decision
+    }
+
+    private func answer(_ decision: Decision, on channel: FrameChannel) -> Decision {
+        _ = channel.send(CheckerMessage.result(decision).payload, until: min(monotonicMilliseconds() &+ 2_000, end))
+        return decision
+    }
+
+    /// A PAM service name as it appears in prompts, the audit log and per-service settings:
+    /// printable ASCII without spaces or '/', at most 128 bytes.
+    static func isPlausibleService(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 128 && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "/") }
+    }
+}
+
+extension CallerLock.Failure {
+    var isBusy: Bool { if case .busy = self { return true } else { return false } }
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# End-to-end: real screen lockers against build/pam_biounlock.so, in the mount-namespace sandbox
+# (scripts/lib/sandbox.sh) with a sandbox user whose Unix password, PIN and finger are known.
+#
+#   bash Tests/EndToEnd/lockers.sh     (as root; BUILD_DIR defaults to the repo's build/)
+#
+# - i3lock under Xvfb, driven with xdotool: it runs PAM as the user, so the module goes through
+#   a setuid-root copy of build/biounlock-check. Enter then a touch of the simulated reader
+#   unlocks; so do the PIN and the Unix password typed; a wrong PIN leaves it locked, and the
+#   Unix password then unlocks.
+# - xscreensaver under the same Xvfb: its setuid auth helper drops to the user before
+#   pam_start, so it goes through the checker too; PIN, Unix password, Enter then a touch.
+# - vlock on a terminal (expect): it is setuid root, so the module decides in-process (no
+#   checker); a touch and the PIN at its type-or-touch prompt.
+# Then the audit log holds exactly the rows a root caller would have left.
+#
+# The checker copy lives in a root-owned 0755 temp dir under .build/ (the module refuses one in
+# /tmp, which others can write) and goes with it at exit; Xvfb runs in a network and PID
+# namespace of its own (x-session.sh), so no display number or X socket is shared and nothing
+# it started outlives the test. Prints "ok - ..." lines and "N passed, N failed".
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+export BUILD_DIR="${BUILD_DIR:-$repo/build}"
+# shellcheck source=../../scripts/lib/sandbox.sh
+source "$repo/scripts/lib/sandbox.sh"
+# shellcheck source=lib/checks.bash
+source "$here/lib/checks.bash"
+
+# (No capital in the password: xdotool types capitals by remapping a key, which xscreensaver's
+# dialog can read before the remap lands.)
+USER_=bilocker USER_UID=4262 UNIX_PW='locker-unix-pw-5' PIN=5813 FINGER=bilocker-right-index
+
+helpers=""
+cleanup() { sandbox_destroy; [ -n "$helpers" ] && rm -rf -- "$helpers"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+for tool in Xvfb xdotool i3lock xscreensaver vlock expect; do
+    command -v "$tool" >/dev/null 2>&1 || { fail "tool '$tool' is installed (run ./scripts/deps)"; finish; }
+done
+[ -x "$BUILD_DIR/biounlock-check" ] || { fail "a build with biounlock-check in $BUILD_DIR (run ./scripts/build)"; finish; }
+if ! sandbox_create; then fail "sandbox: set up"; finish; fi
+sandbox_add_user "$USER_" "$USER_UID" "$UNIX_PW"
+sandbox_write_config
+out="$SANDBOX_DIR/out"
+mkdir -m 0700 "$out"
+
+# The setuid checker, where the module trusts it: root-owned, and so is every directory up to /.
+mkdir -p "$repo/.build/test-helpers" && chmod 0755 "$repo/.build" "$repo/.build/test-helpers"
+helpers="$(mktemp -d "$repo/.build/test-helpers/lockers.XXXXXX")" && chmod 0755 "$helpers"
+install -m 4755 -o root -g root "$BUILD_DIR/biounlock-check" "$helpers/biounlock-check"
+
+# The root-owned config the checker reads (bound over /etc/security inside the sandbox), and
+# each locker's pam.d file.
+mkdir -m 0755 "$SANDBOX_DIR/etc-security" "$SANDBOX_DIR/home"
+chown "$USER_UID:$USER_UID" "$SANDBOX_DIR/home"
+cat >"$SANDBOX_DIR/etc-security/biounlock.conf" <<EOF
+db = $SANDBOX_DB
+sensor = simulated
+sim_socket = $SANDBOX_SOCK
+timeout = 15
+require_passcode = none
+EOF
+chmod 0644 "$SANDBOX_DIR/etc-security/biounlock.conf"
+stack() { # ARGS: the recommended auth lines with these module arguments (vlock: no example)
+    cat <<EOF
+#%PAM-1.0
+auth    [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die] $BUILD_DIR/pam_biounlock.so check_helper=$helpers/biounlock-check $*
+auth    [success=1 default=ignore] pam_unix.so nullok try_first_pass
+auth    requisite   pam_deny.so
+auth    required    pam_permit.so
+account required    pam_unix.so
+EOF
+}
+# i3lock's and xscreensaver's files are the shipped examples (pam.d/), with the built module and
+# this checker copy put in; xscreensaver's gets touch_first=5 rather than the default 2 (the
+# touch must come while the touch request is up, and this machine may be busy).
+from_example() { # NAME [EXTRA ARGS]
+    sed "s|pam_biounlock\.so|$BUILD_DIR/pam_biounlock.so check_helper=$helpers/biounlock-check ${2:-}|" "$repo/pam.d/$1" \
+        >"$SANDBOX_DIR/etc/pam.d/$1"
+}
+from_example i3lock
+from_example xscreensaver touch_first=5
+cp /etc/pam.d/common-account "$SANDBOX_DIR/etc/pam.d/common-account"   # xscreensaver's @include
+stack >"$SANDBOX_DIR/etc/pam.d/vlock"
+chmod 0644 "$SANDBOX_DIR/etc/pam.d/"*
+
+# ---- setup ----
+sandbox_run '
+    mount --bind "$SANDBOX_DIR/etc-security" /etc/security || exit 1
+    { sandbox_enrol "$1" "$2" right-index && printf "%s\n" "$3" | bio passcode set "$1" --stdin && bio enable "$1"; } \
+        >"$SANDBOX_DIR/out/setup.log" 2>&1
+' "$USER_" "$FINGER" "$PIN"
+check "setup: $USER_ enrols, sets a PIN, enables biometric unlock" test $? -eq 0 -- "$out/setup.log"
+
+# ---- i3lock and xscreensaver, under Xvfb ----
+cp "$here/lockers/x-session.sh" "$SANDBOX_DIR/run/x-session.sh"
+sandbox_run '
+    mount --bind "$SANDBOX_DIR/etc-security" /etc/security || exit 1
+    LOCKERS_DEBUG=${LOCKERS_DEBUG:-} timeout -k 5 240 unshare --net --pid --fork --mount-proc bash -c "source \"\$SANDBOX_LIB\"; source \"\$SANDBOX_DIR/run/x-session.sh\" \"\$@\"" \
+        x-session "$@" >"$SANDBOX_DIR/out/x-session.log" 2>&1
+' "$USER_" "$USER_UID" "$UNIX_PW" "$PIN" "$FINGER"
+result() { [ "$(cat "$out/$1.result" 2>/dev/null)" = "$2" ]; }
+logs=("$out/x-session.log" "$out/xvfb.log" "$out/i3lock.log" "$out/touch.log")
+check "X: Xvfb started in a namespace of its own (-displayfd)" result setup ok -- "${logs[@]}"
+check "i3lock: Enter, then a touch of the reader, unlocks (through biounlock-check)" result i3lock-touch unlocked -- "${logs[@]}"
+check "i3lock: the PIN typed unlocks" result i3lock-pin unlocked -- "${logs[@]}"
+check "i3lock: the Unix password typed unlocks (handed on to pam_unix)" result i3lock-password unlocked -- "${logs[@]}"
+check "i3lock: a wrong PIN leaves the screen locked" result i3lock-wrong locked -- "${logs[@]}"
+check "i3lock: ... and the Unix password then unlocks" result i3lock-wrong-then-password unlocked -- "${logs[@]}"
+xlogs=("$out/x-session.log" "$out/xscreensaver.log" "$out/touch.log")
+check "xscreensaver: Enter on the touch request, then the PIN typed at the prompt, unlocks (auth helper as the user, through the checker)" \
+    result xscreensaver-pin unlocked -- "${xlogs[@]}"
+check "xscreensaver: ... and so does the Unix password" result xscreensaver-password unlocked -- "${xlogs[@]}"
+check "xscreensaver: a touch while the touch request is shown, then Enter, unlocks" result xscreensaver-touch unlocked -- "${xlogs[@]}"
+check "xscreensaver: its dialog showed biounlock's touch request, then its prompt" \
+    eval 'grep -q "TEXT_INFO=\"Touch the fingerprint reader to authenticate for xscreensaver\"" "$out/xscreensaver.log" &&
+          grep -q "ECHO_OFF=\"PIN or password for xscreensaver, or Enter to use the reader: \"" "$out/xscreensaver.log"' -- "$out/xscreensaver.log"
+
+# ---- vlock, on a terminal ----
+cat >"$SANDBOX_DIR/run/vlock.exp" <<'EXP'
+set timeout 30
+lassign $argv mode touch
+spawn -noecho {*}[lrange $argv 2 end]
+proc await {pattern} {
+    expect {
+        -re $pattern {}
+        timeout { puts "\nEXPECT: timed out waiting for /$pattern/"; exit 124 }
+        eof { puts "\nEXPECT: ended while waiting for /$pattern/"; exit 125 }
+    }
+}
+await {press \[ENTER\] to unlock}
+send "\r"
+await {or touch the reader: $}
+if {$mode eq "touch"} { exec {*}$touch } else { sleep 0.2; send -- "$mode\r" }
+expect { eof {} timeout { puts "\nEXPECT: no end"; exit 124 } }
+lassign [wait] pid spawn_id os_error status
+exit $status
+EXP
+for mode in touch "$PIN"; do
+    name=vlock-$([ "$mode" = touch ] && echo touch || echo pin)
+    sandbox_run '
+        mount --bind "$SANDBOX_DIR/etc-security" /etc/security || exit 1
+        touch="$SANDBOX_BUILD/biounlock --sim-socket $SANDBOX_SOCK sim scan $3"
+        export LOCK_USER=$2
+        SANDBOX_AS_TTY=1 expect -f "$SANDBOX_DIR/run/vlock.exp" "$1" "$touch" \
+            bash -c "source \"\$SANDBOX_LIB\"; SANDBOX_AS_TTY=1 sandbox_as \"\$LOCK_USER\" vlock -c" >"$SANDBOX_DIR/out/$4.log" 2>&1
+        echo $? >"$SANDBOX_DIR/out/$4.rc"
+    ' "$mode" "$USER_" "$FINGER" "$name"
+done
+check "vlock: setuid root, its type-or-touch prompt ('$USER_'s PIN or password for vlock, or touch the reader:'); a touch unlocks" \
+    eval '[ "$(cat "$out/vlock-touch.rc")" = 0 ] && grep -q "PIN or password for vlock, or touch the reader: " "$out/vlock-touch.log"' -- "$out/vlock-touch.log"
+check "vlock: the PIN typed at the same prompt unlocks" eval '[ "$(cat "$out/vlock-pin.rc")" = 0 ]' -- "$out/vlock-pin.log"
+
+# ---- what the store recorded, in order ----
+"$BUILD_DIR/biounlock" --db "$SANDBOX_DB" log --user "$USER_" --limit 100 >"$out/log.txt" 2>&1
+tac "$out/log.txt" | awk '{ print $3, $(NF-2), $(NF-1), $NF }' | sed 's/[(),]//g' >"$out/rows.txt"
+cat >"$out/rows.expected" <<EOF
+i3lock success fingerprint finger-matched
+i3lock success passcode passcode-accepted
+i3lock unavailable password password-handed-over
+i3lock unavailable passcode wrong-passcode
+i3lock unavailable password password-handed-over
+xscreensaver success passcode passcode-accepted
+xscreensaver unavailable password password-handed-over
+xscreensaver success fingerprint finger-matched
+vlock success fingerprint finger-matched
+vlock success passcode passcode-accepted
+EOF
+check "audit: one row per attempt, a root caller's rows (service, outcome, method, reason)" \
+    diff "$out/rows.expected" "$out/rows.txt" -- "$out/log.txt" "$out/rows.txt"
+"$BUILD_DIR/biounlock" --db "$SANDBOX_DB" log --user "$USER_" --limit 100 | sed "s/^/# /"
+finish

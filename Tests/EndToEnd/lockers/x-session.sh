@@ -1,0 +1,141 @@
+# shellcheck shell=bash
+# x-session.sh: the X part of Tests/EndToEnd/lockers.sh, sourced INSIDE the sandbox (as root, in
+# its private mount namespace) and inside a further `unshare --net --pid --fork --mount-proc`:
+# a network namespace of its own keeps Xvfb's abstract socket private (no display number is
+# shared with anyone; -nolisten unix: nothing in /tmp/.X11-unix), and the PID namespace ends
+# Xvfb, the lockers and everything they started when this script ends, however it ends.
+#
+# (-noreset: the server would otherwise reset whenever its last client left, and refuse the next
+# locker for a moment.)
+#
+# Runs each locker scenario and writes $OUT/NAME.result ("unlocked", "locked", or why not) for
+# the outer script to check. Every wait is bounded. Args: USER UID UNIX-PASSWORD PIN FINGER.
+set -u
+[ -n "${LOCKERS_DEBUG:-}" ] && set -x
+user=$1 uid=$2 password=$3 pin=$4 finger=$5
+OUT=$SANDBOX_DIR/out
+
+Xvfb -displayfd 7 -nolisten tcp -nolisten unix -noreset -screen 0 800x600x24 7>"$OUT/display" 2>"$OUT/xvfb.log" &
+for _ in $(seq 200); do [ -s "$OUT/display" ] && break; sleep 0.05; done
+[ -s "$OUT/display" ] || { echo "Xvfb did not start" >"$OUT/setup.result"; exit 1; }
+export DISPLAY=":$(cat "$OUT/display")"
+echo ok >"$OUT/setup.result"
+
+as_user() { # CMD...: as the locker's user, with a clean environment and this display
+    (cd / && setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+        env -i DISPLAY="$DISPLAY" PATH=/usr/bin:/bin HOME="$SANDBOX_DIR/home" USER="$user" LOGNAME="$user" LANG=C "$@")
+}
+# audit_rows: how many audit rows the store has for the user (the attempts made so far).
+audit_rows() { bio log --user "$user" --limit 1000 --json | grep -o '"outcome"' | wc -l; }
+# wait_rows N: until the store has N rows (an attempt fully decided), at most 20 s.
+wait_rows() { for _ in $(seq 200); do [ "$(audit_rows)" -ge "$1" ] && return 0; sleep 0.1; done; return 1; }
+
+# ---- i3lock: started as the user, it runs PAM as the user: the module goes through the checker.
+i3lock_pid=
+i3lock_start() {
+    as_user i3lock -n >>"$OUT/i3lock.log" 2>&1 &
+    i3lock_pid=$!
+    # Keys typed before it holds the keyboard would go elsewhere: wait for its window.
+    for _ in $(seq 200); do xdotool search --class i3lock >/dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+# i3lock_result NAME: "unlocked" once i3lock exits 0 (at most 20 s), else "locked".
+i3lock_result() {
+    for _ in $(seq 200); do kill -0 "$i3lock_pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$i3lock_pid" 2>/dev/null; then
+        echo locked >"$OUT/$1.result"; kill "$i3lock_pid"; wait "$i3lock_pid" 2>/dev/null
+    else
+        wait "$i3lock_pid"; [ $? -eq 0 ] && echo unlocked >"$OUT/$1.result" || echo "i3lock failed" >"$OUT/$1.result"
+    fi
+}
+
+# Enter on the empty field, then a touch: the checker's prompt gets "", the reader waits behind it.
+i3lock_start; xdotool key Return; sandbox_touch "$finger" >>"$OUT/touch.log" 2>&1; i3lock_result i3lock-touch
+# The PIN, typed.
+i3lock_start; xdotool type --delay 20 "$pin"; xdotool key Return; i3lock_result i3lock-pin
+# The Unix password, typed: handed on by the module, checked by pam_unix (unix_chkpwd).
+i3lock_start; xdotool type --delay 20 "$password"; xdotool key Return; i3lock_result i3lock-password
+# A wrong PIN (still locked once the attempt is decided), then the Unix password.
+rows=$(audit_rows)
+i3lock_start; xdotool type --delay 20 0000; xdotool key Return
+if wait_rows $((rows + 1)) && kill -0 "$i3lock_pid" 2>/dev/null; then echo locked >"$OUT/i3lock-wrong.result"; else echo "unlocked by a wrong PIN?" >"$OUT/i3lock-wrong.result"; fi
+xdotool type --delay 20 "$password"; xdotool key Return; i3lock_result i3lock-wrong-then-password
+
+# ---- xscreensaver: its setuid auth helper drops to the user before pam_start, so the module
+# goes through the checker too. Its dialog shows one page per PAM conversation call and returns
+# only when the user presses Enter: first the touch request (touch_first seconds of reader alone
+# behind it), then the PIN-or-password prompt.
+as_user xscreensaver -no-splash -verbose >"$OUT/xscreensaver.log" 2>&1 &
+xss_locked() { as_user xscreensaver-command -time 2>/dev/null | grep -q "screen locked"; }
+xss_count() { local n; n=$(grep -c "$1" "$OUT/xscreensaver.log" 2>/dev/null); echo "${n:-0}"; }   # 0 before the log exists
+# The daemon answers commands once it is up (the first lock must not race its start).
+for _ in $(seq 200); do as_user xscreensaver-command -time >/dev/null 2>&1 && break; sleep 0.1; done
+# xss_wait_for PATTERN BEFORE: until the log has more PATTERN lines than BEFORE (at most 20 s),
+# pressing Shift meanwhile: that brings the dialog up without typing anything into it (XTEST
+# pointer motion does not, under Xvfb).
+xss_wait_for() {
+    for _ in $(seq 100); do
+        [ "$(xss_count "$1")" -gt "$2" ] && return 0
+        xdotool key shift
+        sleep 0.2
+    done
+    return 1
+}
+# xss_ready: until the dialog takes keys -- Shift, which types nothing, is pressed until the
+# dialog logs a key press after its latest page came up (keys typed before that are lost).
+xss_ready() {
+    local keys
+    for _ in $(seq 100); do
+        keys=$(sed -n '/pam_conversation (/h; /pam_conversation (/!H; ${x;p}' "$OUT/xscreensaver.log" | grep -c 'XI RawKeyPress')
+        [ "$keys" -gt 0 ] && return 0
+        xdotool key shift
+        sleep 0.1
+    done
+    return 1
+}
+xss_lock() {
+    for _ in $(seq 100); do as_user xscreensaver-command -lock >/dev/null 2>&1 && break; sleep 0.1; done
+    for _ in $(seq 100); do xss_locked && break; sleep 0.1; done
+    xss_locked
+}
+xss_result() { # NAME: "unlocked" once the screen is (at most 20 s), else "locked"
+    for _ in $(seq 200); do xss_locked || break; sleep 0.1; done
+    if xss_locked; then echo locked >"$OUT/$1.result"; else echo unlocked >"$OUT/$1.result"; fi
+}
+# xss_enter: Enter on the page shown, pressed again (at most 5 times) until the dialog says it
+# took the page's input: its first keys can be lost while a page is being made, and another
+# page only comes after this one was taken, so a second Enter never lands on the next one.
+xss_enter() {
+    local taken
+    taken=$(xss_count 'authentication input finished')
+    for _ in 1 2 3 4 5; do
+        xdotool key Return
+        for _ in $(seq 20); do [ "$(xss_count 'authentication input finished')" -gt "$taken" ] && return 0; sleep 0.1; done
+    done
+    return 1
+}
+# xss_type NAME TEXT: Enter on the touch request page, then TEXT at the prompt page.
+xss_type() {
+    local infos prompts
+    infos=$(xss_count 'TEXT_INFO="Touch the fingerprint reader') prompts=$(xss_count 'ECHO_OFF="PIN or password')
+    xss_lock || { echo "did not lock" >"$OUT/$1.result"; return; }
+    xss_wait_for 'TEXT_INFO="Touch the fingerprint reader' "$infos" && xss_ready && xss_enter
+    if xss_wait_for 'ECHO_OFF="PIN or password' "$prompts" && xss_ready; then
+        sleep 0.5   # (the page being made; see xss_enter)
+        xdotool type --delay 30 "$2"
+        xss_enter
+    fi
+    xss_result "$1"
+}
+xss_type xscreensaver-pin "$pin"
+xss_type xscreensaver-password "$password"
+# A touch while the touch request is shown, then Enter.
+infos=$(xss_count 'TEXT_INFO="Touch the fingerprint reader')
+if xss_lock; then
+    xss_wait_for 'TEXT_INFO="Touch the fingerprint reader' "$infos" && sandbox_touch "$finger" >>"$OUT/touch.log" 2>&1 && xss_ready && xss_enter
+    xss_result xscreensaver-touch
+else
+    echo "did not lock" >"$OUT/xscreensaver-touch.result"
+fi
+as_user xscreensaver-command -exit >/dev/null 2>&1
+exit 0

@@ -1,0 +1,277 @@
+import XCTest
+import TestSupport
+import Foundation
+import BiounlockCore
+import BiounlockStore
+import BiounlockSensors
+
+/// A fixture for the module running as an ordinary user, as screen lockers run it: the built
+/// module through real libpam (pam-harness), the harness started as `daemon` (setpriv) in a
+/// private mount namespace, and a setuid-root copy of build/biounlock-check in a root-owned
+/// directory. Inside the namespace:
+/// - /etc/security is the fixture's own directory, whose biounlock.conf names the fixture's
+///   store and simulated sensor (the checker reads settings from that file only);
+/// - /dev is an overlay of the real /dev with a /dev/log socket, read by a small listener into
+///   `dir/syslog`, so that the checker's own syslog lines can be compared with a root caller's.
+/// The store, its directory and the sensor socket stay root's (0700/0600): the module as the
+/// user cannot read them, only the checker can. Nothing outside the fixture's directories is
+/// changed; the setuid copy is removed with its directory in tearDown.
+final class CheckerWorld {
+    let fixture: ModuleFixture
+    let helpers: String
+    var checker: String { helpers + "/biounlock-check" }
+    var etcSecurity: String { fixture.dir + "/etc-security" }
+    var syslogFile: String { fixture.dir + "/syslog" }
+    let caller = ModuleFixture.enrolledUser   // daemon, uid 1
+    let callerUID = 1
+
+    init() throws {
+        fixture = try ModuleFixture()
+        try fixture.enrolDefaultUser()
+        chmod(fixture.dir, 0o755)   // the harness, as daemon, reads the service files; db/ stays 0700
+        helpers = try trustedScratchDirectory()
+        try FileManager.default.copyItem(atPath: buildDirectory + "/biounlock-check", toPath: helpers + "/biounlock-check")
+        chown(checker, 0, 0)
+        chmod(checker, 0o4755)
+        for d in [etcSecurity, fixture.dir + "/dev-upper", fixture.dir + "/dev-work"] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        }
+        try config()
+        try service()
+        fixture.closeStore()
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: helpers) }
+
+    /// The root-owned config file: the store, the sensor and the test rules.
+    func config(_ extra: String = "") throws {
+        let f = fixture
+        let text = """
+            db = \(f.storePath)
+            sensor = simulated
+            sim_socket = \(f.socket)
+            timeout = 3
+            require_passcode = none
+            lid_path = \(f.dir)/lid
+            logind_path = \(f.dir)/sessions
+            \(extra)
+            """
+        try text.write(toFile: etcSecurity + "/biounlock.conf", atomically: false, encoding: .utf8)
+        chmod(etcSecurity + "/biounlock.conf", 0o644)
+    }
+
+    /// The locker's pam.d line: only the module's own argument and what a locker line carries.
+    func service(_ arguments: String = "", name: String = "biotest", after: String? = nil,
+                 control: String = "[success=done ignore=ignore default=die]") throws {
+        try fixture.service("check_helper=\(checker) touch_first=0 \(arguments)", name: name, includeDefaults: false,
+                            after: after, control: control)
+    }
+
+    /// The namespace: /etc/security and /dev/log as above, then CMD as daemon (or as root);
+    /// `redirect` is added to CMD's line (closing descriptors for the hostile runs).
+    func wrapper(asUser: Bool, redirect: String = "") -> [String] {
+        let listener = """
+            import os, socket, sys
+            path = '/dev/log'
+            if os.path.exists(path): os.unlink(path)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(path); os.chmod(path, 0o666)
+            open(sys.argv[2], 'w').close(); s.settimeout(60)
+            with open(sys.argv[1], 'a') as out:
+                while True:
+                    line = s.recv(65536).decode('utf-8', 'replace')
+                    if 'END-OF-TRANSACTION' in line: break
+                    out.write(line + '\\n'); out.flush()
+            """
+        let script = """
+            d=$0
+            mount --bind "$d/etc-security" /etc/security || exit 70
+            mount -t overlay overlay -o "lowerdir=/dev,upperdir=$d/dev-upper,workdir=$d/dev-work" /dev || exit 71
+            rm -f "$d/listening"
+            python3 -c "$LISTENER" "$d/syslog" "$d/listening" 3<&- & l=$!
+            i=0; while [ ! -e "$d/listening" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done
+            \(asUser ? "setpriv --reuid=\(callerUID) --regid=\(callerUID) --clear-groups " : "")"$@" \(redirect); rc=$?
+            logger -u /dev/log END-OF-TRANSACTION 3<&-; wait $l
+            exit $rc
+            """
+        return ["/usr/bin/env", "LISTENER=\(listener)", "/usr/bin/unshare", "--mount", "--propagation", "private",
+                "/bin/sh", "-c", script, fixture.dir]
+    }
+
+    /// One transaction; `asUser` false runs the same stack as root (the module decides itself).
+    func authenticate(_ user: String? = nil, asUser: Bool = true, service: String = "biotest", answers: [String] = [],
+                      touches: [SimCommand] = [], touchWait: Int = 5000, extra: [String] = []) throws -> (Transaction, checkerLog: [String]) {
+        try? FileManager.default.removeItem(atPath: syslogFile)
+        let t = try fixture.authenticate(user ?? caller, service: service, answers: answers, touches: touches,
+                                         extra: ["--syslog"] + extra, wrapper: wrapper(asUser: asUser), timeout: 60, touchWait: touchWait)
+        if ProcessInfo.processInfo.environment["CHECKER_TEST_DEBUG"] != nil { print(t.raw.stdout, t.raw.stderr, (try? String(contentsOfFile: syslogFile, encoding: .utf8)) ?? "") }
+        XCTAssertEqual(t.raw.status, 0, "harness: \(t.raw.stdout) \(t.raw.stderr)")
+        let log = ((try? String(contentsOfFile: syslogFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        return (t, log)
+    }
+
+    /// The message part of a syslog line the checker wrote ("<86>Dec  1 10:00:00 biounlock-check[42]: TEXT").
+    static func messages(_ lines: [String]) -> [String] {
+        lines.compactMap { line in
+            guard let range = line.range(of: "biounlock-check[") else { return nil }
+            return line[range.upperBound...].split(separator: " ", maxSplits: 1).dropFirst().first.map(String.init)
+        }
+    }
+
+    var events: [AuditEvent] {
+        get throws {
+            let store = try Store.open(path: fixture.storePath, mode: .administer)
+            return try store.recentEvents(limit: 1000)
+        }
+    }
+
+    func user(_ name: String) throws -> UserRecord? {
+        try Store.open(path: fixture.storePath, mode: .administer).loadUser(name)
+    }
+}
+
+/// The PAM-level matrix for callers that run as the user (issue 14): touch, PIN, wrong PIN,
+/// Unix password, another user's name, the checker missing or untrusted.
+final class CheckerTests: XCTestCase {
+    var world: CheckerWorld!
+    override func setUpWithError() throws { world = try CheckerWorld() }
+    override func tearDown() { world = nil }
+
+    let touch = ModuleFixture.scan(ModuleFixture.fingerID)
+    let pin = ModuleFixture.pin
+
+    /// What a root caller and a caller running as the user each see, get and leave behind.
+    func bothWays(answers: [String], touches: [SimCommand] = []) throws -> (root: Transaction, user: Transaction, rootLog: [String],
+                                                                           userLog: [String], rows: [AuditEvent]) {
+        let (root, _) = try world.authenticate(asUser: false, answers: answers, touches: touches)
+        let (user, checkerLog) = try world.authenticate(answers: answers, touches: touches)
+        let rows = Array(try world.events.prefix(2))
+        return (root, user, root.syslog, CheckerWorld.messages(checkerLog), rows)
+    }
+
+    func testAsTheUserTheFingerThePINAndAWrongPINDoWhatTheyDoForRoot() throws {
+        let cases: [(String, [String], [SimCommand], String)] = [
+            ("touch", [""], [touch], "PAM_SUCCESS"),
+            ("PIN", [pin], [], "PAM_SUCCESS"),
+            ("wrong PIN", ["1357"], [], "PAM_AUTHINFO_UNAVAIL"),
+            ("Unix password", ["unix-Password-9"], [], "PAM_AUTHINFO_UNAVAIL"),
+        ]
+        for (name, answers, touches, code) in cases {
+            let r = try bothWays(answers: answers, touches: touches)
+            XCTAssertEqual(r.user.code, code, "\(name): \(r.user.raw.stdout)")
+            XCTAssertEqual(r.user.code, r.root.code, name)
+            XCTAssertEqual(r.user.messages, r.root.messages, "\(name): the same prompt and messages")
+            XCTAssertEqual(r.user.messages.first, "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: ", name)
+            XCTAssertEqual(r.rows.count, 2, name)
+            if r.rows.count == 2 {
+                let (u, root) = (r.rows[0], r.rows[1])
+                XCTAssertEqual([u.user, u.service, u.tty, u.rhost, u.method.rawValue, u.outcome, u.reason],
+                               [root.user, root.service, root.tty, root.rhost, root.method.rawValue, root.outcome, root.reason],
+                               "\(name): the same audit row")
+            }
+            XCTAssertTrue(r.rootLog.contains { $0.hasPrefix("pam_biounlock(biotest:auth): user=") }, name)
+            XCTAssertEqual(r.userLog, r.rootLog, "\(name): the checker logs exactly the root caller's lines")
+        }
+        XCTAssertEqual(try world.user(world.caller)?.passcodeFailures, 2, "both wrong PINs counted, the Unix password not")
+    }
+
+    func testTextThatIsNotThePINGoesOnAsPAMAuthtok() throws {
+        try world.service(name: "probe", after: "auth optional pam_echo.so @PROBE\nauth requisite pam_debug.so auth=try_again",
+                          control: "[success=done ignore=ignore authinfo_unavail=ignore default=die]")
+        for typed in ["1357", "unix-Password-9"] {
+            let (t, _) = try world.authenticate(service: "probe", answers: [typed])
+            XCTAssertEqual(t.lines("PROBE"), ["user=\(world.caller) authtok=set"], "\(typed): \(t.raw.stdout)")
+        }
+        let (t, _) = try world.authenticate(service: "probe", answers: [pin])
+        XCTAssertEqual(t.code, "PAM_SUCCESS")
+        XCTAssertEqual(t.lines("PROBE"), [], "the stack ends at the PIN: it never becomes PAM_AUTHTOK")
+    }
+
+    func testNoOtherUserIsEverAuthenticatedByFingerOrPIN() throws {
+        // bin gets a finger and a PIN of its own, so that there is something to steal.
+        let store = try Store.open(path: world.fixture.storePath, mode: .administer)
+        try store.saveTemplate(Template(finger: .rightIndex, sensor: .simulated, data: Array("bin-right-index".utf8), created: 1), user: "bin")
+        try store.setPasscode(StoredPasscode(hash: try Passcode.hash(try XCTUnwrap(Secret(bytes: Array("1111".utf8))), opsLimit: 1, memLimit: 8192),
+                                             kind: .pin), user: "bin", at: 1)
+        try store.setEnabled(true, user: "bin", service: nil, at: 1)
+        let before = try world.events.count
+        for (user, answers, touches) in [("bin", ["1111"], [SimCommand]()), ("bin", [""], [ModuleFixture.scan("bin-right-index")]),
+                                         ("root", [pin], []), ("daemon ", [pin], [])] {
+            // (No reader is opened for a refused request: the touch finds no sensor, and gives up soon.)
+            let (t, log) = try world.authenticate(user, answers: answers, touches: touches, touchWait: 300)
+            XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL", "\(user): \(t.raw.stdout)")
+            XCTAssertEqual(t.messages, [], "\(user): nothing asked")
+            XCTAssertTrue(CheckerWorld.messages(log).contains { $0.contains("uid 1 (daemon) asked to authenticate \(sanitizedForLog(user)): refused") },
+                          "\(user): logged: \(log)")
+        }
+        XCTAssertEqual(try world.events.count, before, "no audit row for a refused request")
+        XCTAssertEqual(try world.user("bin")?.passcodeFailures, 0)
+        XCTAssertNil(try world.user("bin")?.lastSuccess)
+    }
+
+    func testWithoutAUsableCheckerTheModuleFallsThroughToThePasswordAndSaysWhy() throws {
+        let helpers = world.helpers, checker = world.checker
+        let variants: [(String, () -> Void, String)] = [
+            ("missing", { rename(checker, checker + ".away") }, "does not exist"),
+            ("not setuid", { chmod(checker, 0o755) }, "is not setuid root"),
+            ("not root's", { chown(checker, 1, 1); chmod(checker, 0o4755) }, "is owned by uid 1, not root"),
+            ("in a directory others can write", { chmod(helpers, 0o777) }, "is writable by group or others"),
+        ]
+        for (name, breakIt, why) in variants {
+            breakIt()
+            let (t, log) = try world.authenticate(answers: [pin])
+            XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL", name)
+            XCTAssertEqual(t.messages, [], "\(name): nothing asked, the password module asks at once")
+            XCTAssertTrue(t.syslog.contains { $0.contains("check_helper is refused") && $0.contains(why) }, "\(name): \(t.syslog)")
+            XCTAssertEqual(CheckerWorld.messages(log), [], "\(name): the checker never ran")
+            // Put it back for the next variant.
+            rename(checker + ".away", checker)
+            chmod(helpers, 0o755)
+            chown(checker, 0, 0)
+            chmod(checker, 0o4755)
+        }
+        XCTAssertEqual(try world.events.count, 0)
+    }
+
+    /// A checker that dies, is killed or talks nonsense is the password, at once: never a success.
+    func testACheckerThatDiesOrBreaksTheProtocolMeansThePassword() throws {
+        // (A checker gone before the request was sent, or after: which one is up to the scheduler.)
+        let gone = ["did not take the request", "ended without a decision"]
+        for (name, body, why) in [("exits", "exit 0", gone), ("is killed", "kill -KILL $$", gone),
+                                  ("sends garbage", "printf '\\000\\000\\000\\002zz' >&3; sleep 1", ["sent a malformed message"])] {
+            try writeScript(world.checker, body)
+            chmod(world.checker, 0o4755)   // (the kernel ignores setuid on scripts: this one runs as daemon)
+            let (t, _) = try world.authenticate(answers: [pin])
+            XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL", name)
+            XCTAssertEqual(t.messages, [], name)
+            XCTAssertTrue(t.syslog.contains { line in why.contains { line.contains("biounlock-check \($0); falling back to the password") } },
+                          "\(name): \(t.syslog)")
+        }
+    }
+
+    /// Relaying through the checker leaves the locker as it found it: signal actions and mask,
+    /// limits, umask, cwd, threads, descriptors, environment -- and no child behind (reaped, also
+    /// when the host reaps or ignores SIGCHLD itself).
+    func testTheHostIsLeftAsItWasAndNoChildRemains() throws {
+        let (t, _) = try world.authenticate(answers: [pin], extra: ["--host-check"])
+        XCTAssertEqual(t.code, "PAM_SUCCESS")
+        XCTAssertEqual(t.lines("HOST"), ["unchanged after pam_authenticate 1", "unchanged after pam_end"], t.raw.stdout)
+        for sigchld in [[], ["--sigchld", "reap"], ["--sigchld", "ignore"]] {
+            let (c, _) = try world.authenticate(answers: ["1357"], extra: ["--check-host"] + sigchld)
+            XCTAssertEqual(c.code, "PAM_AUTHINFO_UNAVAIL")
+            XCTAssertTrue(c.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(sigchld): \(c.raw.stdout)")
+        }
+    }
+
+    /// remote=ignore holds through the checker: what the module relays (PAM_RHOST, SSH_CONNECTION)
+    /// can make the session remote, and a remote session is left alone, as for root.
+    func testARemoteSessionIsLeftAloneAsForRoot() throws {
+        for extra in [["--rhost", "203.0.113.5"], ["--env", "SSH_CONNECTION=203.0.113.5 50000 192.0.2.1 22"]] {
+            let (root, _) = try world.authenticate(asUser: false, answers: [pin], extra: extra)
+            let (user, _) = try world.authenticate(answers: [pin], extra: extra)
+            XCTAssertEqual(user.code, "PAM_TRY_AGAIN", "PAM_IGNORE (the stack's marker): \(user.raw.stdout)")
+            XCTAssertEqual(user.code, root.code)
+            XCTAssertEqual(user.messages, [], "nothing asked")
+        }
+        XCTAssertEqual(try world.events.count, 0, "nothing recorded")
+    }
+}

@@ -1,0 +1,137 @@
+import XCTest
+import TestSupport
+import Foundation
+import BiounlockCore
+import BiounlockStore
+import BiounlockSensors
+
+/// What only sensor=fprintd has, through real libpam and the real fprintd (one daemon for the
+/// class): the greeters' fingerprint-only stacks as shipped in pam.d/, the reader released after
+/// every outcome, a host that never maps D-Bus or GLib, and type-or-touch while fprintd waits.
+final class FprintdModuleTests: XCTestCase {
+    static var daemon: FprintdDaemon?
+    var fixture: ModuleFixture!
+    let prompt = ScenarioTests.prompt
+    let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("pam.d").path
+
+    override class func tearDown() {
+        daemon = nil
+        super.tearDown()
+    }
+
+    override func tearDown() { fixture = nil }
+
+    func fprintd() throws -> FprintdDaemon {
+        if let d = FprintdModuleTests.daemon { return d }
+        let d = try FprintdDaemon.withDefaultUser()
+        FprintdModuleTests.daemon = d
+        return d
+    }
+
+    override func setUpWithError() throws {
+        XCTAssertTrue(FileManager.default.fileExists(atPath: fprintHelperPath), "run scripts/build first: \(fprintHelperPath) is missing")
+        fixture = try ModuleFixture()
+        try fixture.enrolDefaultUser()
+        try fixture.use(.fprintd, fprintd: try fprintd())
+    }
+
+    /// The pam_biounlock.so line of a shipped service file: its control and its arguments.
+    func shippedLine(_ service: String) throws -> (control: String, arguments: String) {
+        let text = try String(contentsOfFile: examples + "/" + service, encoding: .utf8)
+        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.contains("pam_biounlock.so") && !$0.hasPrefix("#") }.map(String.init))
+        let open = try XCTUnwrap(line.firstIndex(of: "[")), close = try XCTUnwrap(line.firstIndex(of: "]"))
+        let control = String(line[open...close])
+        let arguments = try XCTUnwrap(line.components(separatedBy: "pam_biounlock.so").last).trimmingCharacters(in: .whitespaces)
+        return (control, arguments)
+    }
+
+    func testTheShippedGreeterStacksLetOnlyAMatchingFingerIn() throws {
+        let sys = "sys"
+        try fixture.store.setEnabled(true, user: ModuleFixture.otherUser, service: nil, at: 1)  // enabled, but no print in fprintd
+        for service in ["gdm-fingerprint", "kde-fingerprint"] {
+            let (control, arguments) = try shippedLine(service)
+            XCTAssertEqual(control, PamStackLint.fingerprintOnlyControl, service)
+            XCTAssertEqual(PamStackLint.lint(files: [service: try String(contentsOfFile: examples + "/" + service, encoding: .utf8)]), [],
+                           "\(service) as shipped passes biounlock doctor")
+            // pam_permit (optional) stands for pam_gnome_keyring: a module after it that succeeds.
+            try fixture.service(arguments + " timeout=2", name: service, after: "auth optional pam_permit.so", control: control)
+            let touched = try fixture.authenticate(service: service, touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+            XCTAssertEqual(touched.code, "PAM_SUCCESS", "\(service): \(touched.raw.stdout)")
+            XCTAssertEqual(touched.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)"], service)
+            // Nobody touches: the reader alone until the timeout (touch_first=120), never a prompt --
+            // the password stack beside this one asks for the password.
+            let silent = try fixture.authenticate(service: service)
+            XCTAssertEqual(silent.code, "PAM_AUTHINFO_UNAVAIL", "\(service): \(silent.raw.stdout)")
+            XCTAssertEqual(silent.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)", "INFO: No touch in time."], service)
+            let wrong = try fixture.authenticate(service: service, touches: Array(repeating: ModuleFixture.scan("mallory"), count: 3),
+                                                 extra: ["--check-host"])
+            XCTAssertEqual(wrong.code, "PAM_MAXTRIES", "\(service): \(wrong.raw.stdout)")
+            XCTAssertTrue(wrong.raw.stdout.contains("children=none"), wrong.raw.stdout)
+            // Biometric unlock off (the module's PAM_IGNORE dies: libpam answers PAM_PERM_DENIED),
+            // nothing in fprintd, an unknown name: this stack fails; the password stack beside it
+            // is the way in.
+            for (user, code) in [(sys, "PAM_PERM_DENIED"), (ModuleFixture.otherUser, "PAM_AUTHINFO_UNAVAIL"), ("biounlock-no-such-user", "PAM_USER_UNKNOWN")] {
+                let t = try fixture.authenticate(user, service: service, answers: ["a-password"])
+                XCTAssertEqual(t.code, code, "\(service) \(user): \(t.raw.stdout)")
+                XCTAssertFalse(t.messages.contains { $0.hasPrefix("PROMPT") }, "\(service) \(user): no prompt in a fingerprint-only stack")
+            }
+            try fixture.store.resetCounters(user: ModuleFixture.enrolledUser, biometric: true, passcode: true)
+        }
+        // Why not 'required': PAM_IGNORE from a required module leaves the result to pam_permit.
+        try fixture.service("sensor=fprintd policy=biometrics touch_first=120", name: "careless", after: "auth optional pam_permit.so", control: "required")
+        XCTAssertEqual(try fixture.authenticate(sys, service: "careless").code, "PAM_SUCCESS",
+                       "the pitfall biounlock doctor reports: 'required' lets a user without biometric unlock in")
+    }
+
+    func testTheReaderIsReleasedAfterEveryOutcome() throws {
+        let d = try fprintd()
+        try fixture.service("policy=biometrics max_tries=2 timeout=1")
+        let outcomes: [(String, [SimCommand], String)] = [
+            ("match", [ModuleFixture.scan(ModuleFixture.fingerID)], "PAM_SUCCESS"),
+            ("wrong fingers", [ModuleFixture.scan("mallory"), ModuleFixture.scan("mallory")], "PAM_MAXTRIES"),
+            ("a retry, then the timeout", [.retry(1)], "PAM_AUTHINFO_UNAVAIL"),
+            ("silence", [], "PAM_AUTHINFO_UNAVAIL"),
+            ("a device error", [.error(5)], "PAM_AUTHINFO_UNAVAIL"),
+        ]
+        for (name, touches, code) in outcomes {
+            let t = try fixture.authenticate(touches: touches, extra: ["--check-host"])
+            XCTAssertEqual(t.code, code, "\(name): \(t.raw.stdout)")
+            XCTAssertTrue(t.raw.stdout.contains("children=none"), "\(name): \(t.raw.stdout)")
+            XCTAssertNil(try d.claimAndRelease(), "\(name): the next client can claim the reader at once")
+            try fixture.store.resetCounters(user: ModuleFixture.enrolledUser, biometric: true, passcode: true)
+        }
+    }
+
+    func testTheHostNeverMapsDBusOrGLib() throws {
+        try fixture.service("policy=biometrics")
+        let t = try fixture.authenticate(touches: [ModuleFixture.scan(ModuleFixture.fingerID)], extra: ["--maps"])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+        XCTAssertEqual(t.lines("MAPS"), [], "printed as 'MAPS none': \(t.raw.stdout)")
+        XCTAssertTrue(t.raw.stdout.contains("MAPS none"), t.raw.stdout)
+    }
+
+    func testTypingThePINWhileFprintdWaitsReleasesTheReader() throws {
+        let d = try fprintd()
+        try fixture.service("timeout=20")
+        let script = """
+            set timeout 30
+            spawn \(harnessPath) --confdir \(fixture.confdir) --service biotest --user \(ModuleFixture.enrolledUser)
+            expect {
+                -ex "PIN or password for biotest, or touch the reader: " {}
+                timeout { exit 124 }
+            }
+            sleep 0.5
+            send -- "\(ModuleFixture.pin)\\r"
+            expect {
+                eof {}
+                timeout { exit 124 }
+            }
+            """
+        let r = try runProcess("/usr/bin/expect", ["-c", script], environment: ["PATH": "/usr/bin:/bin"])
+        XCTAssertTrue(r.stdout.contains("RESULT 0 PAM_SUCCESS"), r.stdout)
+        XCTAssertEqual(try fixture.store.recentEvents(limit: 1).first?.reason, "passcode-accepted")
+        XCTAssertNil(try d.claimAndRelease(), "the verification was stopped and the reader released")
+        XCTAssertNotEqual(try runProcess("/usr/bin/pgrep", ["-f", fprintHelperPath]).status, 0, "no helper left behind")
+    }
+}

@@ -1,0 +1,332 @@
+import Foundation
+import BiounlockSensors
+
+/// The real fprintd (Debian's package) on a private D-Bus system bus, with libfprint's
+/// virtual_device behind it and polkit mocked by python3-dbusmock's polkitd template (every
+/// action allowed). Nothing of the host's bus, polkit or /var/lib/fprint is used.
+///
+/// One per test class (starting the bus and polkit takes about a second); fprintd itself can be
+/// stopped and started again (`restart`) with other readers, its prints kept in `state`.
+public final class FprintdDaemon {
+    public enum Readers {
+        /// virtual_device only (the usual laptop).
+        case one
+        /// virtual_device and virtual_device_storage: fprintd's default is the storage one.
+        case two
+        /// fprintd with no reader at all.
+        case none
+    }
+
+    public let dir: String
+    public var bus: String { dir + "/bus" }
+    public var address: String { "unix:path=\(bus)" }
+    /// libfprint's virtual_device socket (exists while fprintd has the device open).
+    public var virtualDevice: String { dir + "/vd" }
+    public var virtualStorage: String { dir + "/vds" }
+    public var state: String { dir + "/state" }
+    public var log: String { dir + "/fprintd.log" }
+    public private(set) var readers: Readers = .one
+
+    private var busProcess: Process?
+    private var polkit: Process?
+    private var fprintd: Process?
+    /// Another fprintd client (fprintd-verify) holding the device.
+    private var otherClient: Process?
+    private let spoofing = Locked(false)
+    private let spoofCount = Locked(0)
+    private var spoofer: Thread?
+
+    /// The environment for fprintd's own clients (fprintd-enroll, fprintd-list, gdbus).
+    public var clientEnvironment: [String: String] { ["PATH": "/usr/bin:/bin", "DBUS_SYSTEM_BUS_ADDRESS": address] }
+
+    public init(readers: Readers = .one) throws {
+        // Short: libfprint silently truncates socket paths of 108 bytes or more.
+        var template = Array("/tmp/bu-fpd.XXXXXX".utf8CString)
+        guard let p = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        dir = String(cString: p)
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        do {
+            try startBus()
+            try startPolkit()
+            try start(readers)
+        } catch {
+            stopAll()
+            throw error
+        }
+    }
+
+    deinit { stopAll() }
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    private func spawn(_ path: String, _ arguments: [String], environment: [String: String], output: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = environment
+        if !FileManager.default.fileExists(atPath: output) { FileManager.default.createFile(atPath: output, contents: nil) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    private func startBus() throws {
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>system</type>
+              <listen>unix:path=\(bus)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_type="method_call"/><allow send_type="signal"/>
+                <allow send_type="method_return"/><allow send_type="error"/>
+                <allow receive_type="method_call"/><allow receive_type="signal"/>
+                <allow receive_type="method_return"/><allow receive_type="error"/>
+              </policy>
+            </busconfig>
+            """
+        try config.write(toFile: dir + "/bus.conf", atomically: true, encoding: .utf8)
+        busProcess = try spawn("/usr/bin/dbus-daemon", ["--config-file=\(dir)/bus.conf", "--nofork", "--nopidfile"],
+                               environment: ["PATH": "/usr/bin:/bin"], output: dir + "/bus.log")
+        try waitFor("the private bus") { access(self.bus, F_OK) == 0 }
+    }
+
+    private func startPolkit() throws {
+        // Debian's python3: the module is a Debian package (python3-dbusmock).
+        polkit = try spawn("/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "polkitd"],
+                           environment: clientEnvironment, output: dir + "/polkit.log")
+        try waitFor("polkit (dbusmock)", seconds: 20) {
+            (try? self.gdbus(["call", "--system", "--dest", "org.freedesktop.PolicyKit1", "--object-path",
+                              "/org/freedesktop/PolicyKit1/Authority", "--method", "org.freedesktop.DBus.Mock.AllowUnknown", "true"]))?.status == 0
+        }
+    }
+
+    /// Starts fprintd with `readers` (it must not be running).
+    public func start(_ readers: Readers) throws {
+        self.readers = readers
+        var environment = clientEnvironment
+        environment["STATE_DIRECTORY"] = state
+        // BIOUNLOCK_TEST_FPRINTD_DEBUG=1: fprintd and libfprint log everything to `log`.
+        if ProcessInfo.processInfo.environment["BIOUNLOCK_TEST_FPRINTD_DEBUG"] != nil { environment["G_MESSAGES_DEBUG"] = "all" }
+        switch readers {
+        case .one:
+            environment["FP_VIRTUAL_DEVICE"] = virtualDevice
+            environment["FP_DRIVERS_WHITELIST"] = "virtual_device"
+        case .two:
+            environment["FP_VIRTUAL_DEVICE"] = virtualDevice
+            environment["FP_VIRTUAL_DEVICE_STORAGE"] = virtualStorage
+            environment["FP_DRIVERS_WHITELIST"] = "virtual_device:virtual_device_storage"
+        case .none:
+            environment["FP_DRIVERS_WHITELIST"] = "none_such_driver"
+        }
+        unlink(virtualDevice)
+        unlink(virtualStorage)
+        fprintd = try spawn("/usr/libexec/fprintd", ["-t"], environment: environment, output: log)
+        try waitFor("fprintd on the bus") { self.running }
+    }
+
+    /// Whether fprintd owns its name on the bus.
+    public var running: Bool {
+        (try? gdbus(["call", "--system", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                     "--method", "org.freedesktop.DBus.GetNameOwner", "net.reactivated.Fprint"]))?.status == 0
+    }
+
+    /// Kills fprintd (SIGKILL unless told otherwise) and waits until it is gone from the bus.
+    /// Another client started by `startOtherClient` goes too.
+    public func stop(signal: Int32 = SIGKILL) {
+        if let otherClient, otherClient.isRunning {
+            kill(otherClient.processIdentifier, SIGKILL)
+            otherClient.waitUntilExit()
+        }
+        otherClient = nil
+        guard let fprintd else { return }
+        kill(fprintd.processIdentifier, signal)
+        fprintd.waitUntilExit()
+        self.fprintd = nil
+        try? waitFor("fprintd to leave the bus") { !self.running }
+    }
+
+    /// fprintd's pid, while it runs.
+    public var pid: Int32? { fprintd?.processIdentifier }
+
+    public func restart(_ readers: Readers) throws {
+        stop()
+        try start(readers)
+    }
+
+    private func stopAll() {
+        stopSpoofing()
+        if let keep = ProcessInfo.processInfo.environment["BIOUNLOCK_TEST_FPRINTD_DEBUG"], keep.hasPrefix("/") {
+            try? FileManager.default.removeItem(atPath: keep)
+            try? FileManager.default.copyItem(atPath: log, toPath: keep)
+        }
+        for p in [otherClient, fprintd, polkit, busProcess].compactMap({ $0 }) where p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
+        otherClient = nil; fprintd = nil; polkit = nil; busProcess = nil
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    private func waitFor(_ what: String, seconds: Double = 10, _ condition: () -> Bool) throws {
+        let end = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > end { throw Failure(description: "timed out waiting for \(what); see \(dir)") }
+            usleep(20_000)
+        }
+    }
+
+    // MARK: fprintd's own clients
+
+    @discardableResult
+    public func gdbus(_ arguments: [String]) throws -> ProcessResult {
+        try runProcess("/usr/bin/gdbus", arguments, environment: clientEnvironment, timeout: 10)
+    }
+
+    /// Runs one of fprintd's tools (fprintd-enroll, fprintd-list, fprintd-delete, fprintd-verify).
+    @discardableResult
+    public func tool(_ name: String, _ arguments: [String], timeout: TimeInterval = 30) throws -> ProcessResult {
+        try runProcess("/usr/bin/" + name, arguments, environment: clientEnvironment, timeout: timeout)
+    }
+
+    /// Enrols `finger` for `user` with the real `fprintd-enroll` (fprintd's default device), the
+    /// way a user or GNOME Settings would: one `SCAN id` per enrolment stage (exactly: a stray
+    /// command would be taken by the device's next action).
+    public func enrol(user: String, finger: String = "right-index-finger", id: String, socket: String? = nil, stages: Int = 5) throws {
+        let path = socket ?? virtualDevice
+        let touches = Thread {
+            for _ in 0..<stages {
+                if case .failure = SimulatedFinger.send(bytes: Array("SCAN \(id)".utf8), to: path, waitMilliseconds: 3000) { break }
+            }
+        }
+        touches.start()
+        let r = try tool("fprintd-enroll", ["-f", finger, user])
+        guard r.status == 0, r.stdout.contains("enroll-completed") else {
+            throw Failure(description: "fprintd-enroll failed: \(r.stdout)\(r.stderr)")
+        }
+        while touches.isExecuting { usleep(10_000) }
+    }
+
+    /// The fingers `fprintd-list` shows for `user`.
+    public func list(_ user: String) throws -> String {
+        try tool("fprintd-list", [user]).stdout
+    }
+
+    /// Sends one virtual_device command (`SCAN id`, `RETRY n`, `ERROR n`, `UNPLUG`).
+    public func touch(_ command: String, socket: String? = nil, waitMilliseconds: Int = 5000) {
+        _ = SimulatedFinger.send(bytes: Array(command.utf8), to: socket ?? virtualDevice, waitMilliseconds: waitMilliseconds)
+    }
+
+    /// Whether libfprint's virtual_device listens on its socket now (fprintd has the device open):
+    /// a listening Unix socket with that path in /proc/net/unix.
+    public var listening: Bool {
+        guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return false }
+        return table.split(separator: "\n").contains { line in
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            return f.count >= 8 && f[3] == "00010000" && f[7] == virtualDevice
+        }
+    }
+
+    /// Waits (bounded) until fprintd has opened the device for a client.
+    public func waitUntilListening(seconds: Double = 10) {
+        try? waitFor("the virtual device to be opened", seconds: seconds) { self.listening }
+    }
+
+    /// Whether fprintd waits for a finger on `device` now (its `finger-needed` property): a
+    /// verification (or enrolment) runs there.
+    public func fingerNeeded(device: String = "/net/reactivated/Fprint/Device/0") -> Bool {
+        let r = try? gdbus(["call", "--system", "--dest", "net.reactivated.Fprint", "--object-path", device, "--method",
+                            "org.freedesktop.DBus.Properties.Get", "net.reactivated.Fprint.Device", "finger-needed"])
+        return r?.stdout.contains("true") == true
+    }
+
+    /// Waits (bounded) until a verification runs on `device`.
+    public func waitUntilVerifying(device: String = "/net/reactivated/Fprint/Device/0", seconds: Double = 10) {
+        try? waitFor("a verification on \(device)", seconds: seconds) { self.fingerNeeded(device: device) }
+    }
+
+    /// Starts the real `fprintd-verify USER` and waits until it verifies: it holds the device
+    /// (Claim), as GNOME's lock screen or a pam_fprintd stack would.
+    public func startOtherClient(user: String = "daemon") throws {
+        let output = dir + "/other-client.log"
+        // Line-buffered, so that "Verify started!" reaches the file at once.
+        otherClient = try spawn("/usr/bin/stdbuf", ["-oL", "/usr/bin/fprintd-verify", user], environment: clientEnvironment, output: output)
+        try waitFor("fprintd-verify to start verifying") {
+            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("Verify started")
+        }
+    }
+
+    /// Overwrites a print file of fprintd's (it still lists the finger, but cannot load it).
+    public func damage(_ path: String) throws {
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        try original.write(to: URL(fileURLWithPath: path + ".saved"))
+        try Data("not a print".utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    public func repair(_ path: String) throws {
+        let saved = try Data(contentsOf: URL(fileURLWithPath: path + ".saved"))
+        try saved.write(to: URL(fileURLWithPath: path))
+        unlink(path + ".saved")
+    }
+
+    /// Another bus client that, until `stopSpoofing`, keeps emitting `VerifyStatus("verify-match",
+    /// true)` on fprintd's first device: broadcast, and unicast to every connection on the bus
+    /// (as any local user could). None of it comes from fprintd's bus name.
+    public func startSpoofing(device: String = "/net/reactivated/Fprint/Device/0") {
+        spoofing.mutate { $0 = true }
+        let thread = Thread { [spoofing, spoofCount] in
+            while spoofing.value {
+                var targets: [String?] = [nil]
+                if let names = try? self.gdbus(["call", "--system", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                                 "--method", "org.freedesktop.DBus.ListNames"]) {
+                    targets += names.stdout.split(whereSeparator: { $0 == "'" }).map(String.init).filter { $0.hasPrefix(":") }
+                }
+                for target in targets {
+                    var args = ["emit", "--system", "--object-path", device, "--signal", "net.reactivated.Fprint.Device.VerifyStatus"]
+                    if let target { args += ["--dest", target] }
+                    if (try? self.gdbus(args + ["'verify-match'", "true"]))?.status == 0 { spoofCount.mutate { $0 += 1 } }
+                }
+            }
+        }
+        spoofer = thread
+        thread.start()
+        // Running before the transaction begins.
+        try? waitFor("the spoofer to start") { spoofCount.value > 0 }
+    }
+
+    public func stopSpoofing() {
+        spoofing.mutate { $0 = false }
+        while spoofer?.isExecuting == true { usleep(10_000) }
+        spoofer = nil
+    }
+
+    /// How many spoofed signals were sent.
+    public var spoofed: Int { spoofCount.value }
+
+    /// Claims `device` for `user` and releases it again in one connection, as the next client
+    /// would: nil when that worked, else fprintd's error (`net.reactivated.Fprint.Error.AlreadyInUse`
+    /// while someone still holds it).
+    public func claimAndRelease(user: String = "daemon", device: String = "/net/reactivated/Fprint/Device/0") throws -> String? {
+        let script = """
+            import sys
+            from gi.repository import Gio, GLib
+            bus = Gio.DBusConnection.new_for_address_sync(sys.argv[1], Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+            try:
+                bus.call_sync("net.reactivated.Fprint", sys.argv[2], "net.reactivated.Fprint.Device", "Claim", GLib.Variant("(s)", (sys.argv[3],)), None, 0, 5000, None)
+                bus.call_sync("net.reactivated.Fprint", sys.argv[2], "net.reactivated.Fprint.Device", "Release", None, None, 0, 5000, None)
+                print("released")
+            except GLib.Error as e:
+                print(Gio.DBusError.get_remote_error(e) or e.message)
+            """
+        let r = try runProcess("/usr/bin/python3", ["-c", script, address, device, user], environment: clientEnvironment, timeout: 20)
+        let out = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        return out == "released" ? nil : out + r.stderr
+    }
+}
