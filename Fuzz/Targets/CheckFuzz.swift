@@ -13,7 +13,8 @@ import Glibc
 //   round-trip through its wire form.
 // - Selector even: the frames are what the "module" sends to the checker's service
 //   (CheckerService.serve, the real policy chain on a real store in /dev/shm, user daemon with
-//   PIN 2468, no reader): it may only decide success if the input carries the PIN.
+//   PIN 2468, no reader): it may only decide success if the input carries the PIN, and it may
+//   switch only to a plain locale name and LANGUAGE list (never a path).
 // - Selector odd: the frames are what a "checker" sends to the module's relay loop
 //   (CheckerClient.relay): nothing may trap, and its answer is exactly a decoded result frame.
 
@@ -126,6 +127,12 @@ public func fuzzCheck(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                                      end: monotonicMilliseconds() &+ 2_000)
         service.loadOptions = { () -> Result<Configuration.Loaded, Configuration.Failure> in .success(Configuration.Loaded(options: options)) }
         service.hostname = { "fuzz" }
+        // Whatever the request says, the checker switches only to plain names (never a path).
+        service.useLanguage = { locale, language in
+            precondition(Localization.isPlainLocaleName(locale) && !locale.contains("/"), "a plain locale name")
+            precondition(language.isEmpty || (Localization.isPlainLanguageList(language) && !language.contains("/")), "a plain LANGUAGE")
+            return false
+        }
         let decision = service.serve(channel)
         if case .success = decision.outcome {
             precondition(contains(input, pin), "success without the PIN")

@@ -24,6 +24,16 @@ import BiounlockCheckProtocol
 ///   starts nothing, changes no file but the store's counters and audit rows (as a root caller's
 ///   transaction would).
 /// - **How fast**: one check per user at a time (CallerLock), on top of the passcode lockout.
+/// - **In which language**: the caller's. The checker runs with a cleared environment in the C
+///   locale, but what it says is shown by the caller's locker, so the module relays the name of
+///   the locale its messages are in and LANGUAGE (Localization.callerLanguage) and the checker
+///   speaks that language: the same texts a root caller's module shows in that locale, from the
+///   same checked catalogs (`locale_dir` of the checker's own config file, never the caller's).
+///   Decided here rather than by the module translating message ids the checker sends: the chain's
+///   texts are built where they are said (placeholders filled, plural chosen, `reason=` kept), and
+///   one place, Localization, translates them for every caller. The names are taken only when
+///   plain (Localization.isPlainLocaleName: letters, digits, `_ . @ -`, never '/'); anything else
+///   is English and a log line. A name chooses a language, nothing else: no file, count or rule.
 public struct CheckerService {
     public var caller: Account
     public var logger: ServiceLogger
@@ -35,6 +45,11 @@ public struct CheckerService {
     public var lookupAccount: PolicyChain.AccountLookup = Accounts.lookup
     public var clock: Clock = SystemClock()
     public var bootID: () -> String? = { SessionProbe.bootID() }
+    /// Switches the checker's process to the caller's language (a plain locale name and a plain
+    /// LANGUAGE list, or empty strings) before the chain speaks; the executable sets it
+    /// (biounlock-check's CheckerLanguage), since this library is linked into the module too and
+    /// the module never sets a locale. Returns false when the system has no such locale (English).
+    public var useLanguage: (_ locale: String, _ language: String) -> Bool = { _, _ in false }
     public var hostname: () -> String? = { SessionProbe.hostname() }
     /// Monotonic milliseconds by which the checker is done, whatever happens.
     public var end: Int64
@@ -88,6 +103,8 @@ public struct CheckerService {
         if !ignored.isEmpty {
             logger.log(.notice, "not taken from the caller: \(ignored.joined(separator: ", ")) (the checker reads paths, sensors, counts and rules from \(options.configPath) only)")
         }
+        chooseLanguage(request, options: options)
+        defer { for problem in Localization.takeProblems() { logger.log(.warning, problem) } }
 
         // One check at a time per user (CallerLock); a missing store directory is left to the
         // chain, which reports the store as unavailable like a root caller would.
@@ -120,6 +137,21 @@ public struct CheckerService {
         let decision = chain.run(request.authRequest)
         conversation.send(.result(decision))
         return decision
+    }
+
+    /// The caller's language for what the chain says, from the catalogs of the checker's own
+    /// `locale_dir`; English when the request names none, or names that are not plain.
+    func chooseLanguage(_ request: CheckRequest, options: Options) {
+        Localization.use(directory: options.localeDir)
+        guard !request.locale.isEmpty else { return }
+        guard Localization.isPlainLocaleName(request.locale),
+              request.language.isEmpty || Localization.isPlainLanguageList(request.language) else {
+            logger.log(.notice, "uid \(caller.uid): the caller's locale is not a plain name; English")
+            return
+        }
+        if !useLanguage(request.locale, request.language) {
+            logger.log(.debug, "locale \(request.locale) is not available here; English")
+        }
     }
 
     private func answer(_ decision: Decision, on channel: FrameChannel) -> Decision {

@@ -11,7 +11,8 @@ import BiounlockFprintProtocol
 /// channel's `sensitive` mode (answers carry what the user typed).
 ///
 /// Conversation, strictly in this order:
-///   module  -> checker   `authenticate` (who, for which service, from where, the pam.d words)
+///   module  -> checker   `authenticate` (who, for which service, from where, the pam.d words,
+///                        the caller's language)
 ///   checker -> module    any number of `info`, `error`, `prompt` (each prompt answered by one
 ///                        `answer` from the module), `handOn`, then exactly one `result`.
 /// `handOn` carries nothing: it asks the module to set PAM_AUTHTOK to the answer it gave last.
@@ -21,7 +22,8 @@ import BiounlockFprintProtocol
 /// Everything from the module is the user's to forge: the checker takes from it only what cannot
 /// widen what the user can do (the user name is checked against the checker's real uid; the words
 /// go through Options.applyingCallerArguments; the environment is two names that can only make
-/// the session look remote). Any malformed frame, unknown tag, trailing byte or bound exceeded is
+/// the session look remote; the language is a plain locale name that chooses only which catalog
+/// the checker's texts come from). Any malformed frame, unknown tag, trailing byte or bound exceeded is
 /// the end of the exchange: never a partial message.
 public enum CheckProtocol {
     /// Bumped on any incompatible change; both sides refuse a frame of another version.
@@ -56,11 +58,16 @@ public struct CheckRequest: Equatable, Sendable {
     public var words: [String]
     /// Values of CheckProtocol.relayedEnvironment that are set (PAM environment, then process).
     public var environment: [String: String]
+    /// The caller's language (Localization.callerLanguage): the name of the locale its messages
+    /// are in (`zh_CN.UTF-8`) and its LANGUAGE, empty for English. The checker uses them only if
+    /// they are plain names (Localization.isPlainLocaleName), never as paths.
+    public var locale: String
+    public var language: String
 
     public init(user: String, service: String, tty: String = "", rhost: String = "", silent: Bool = false,
-                words: [String] = [], environment: [String: String] = [:]) {
+                words: [String] = [], environment: [String: String] = [:], locale: String = "", language: String = "") {
         self.user = user; self.service = service; self.tty = tty; self.rhost = rhost; self.silent = silent
-        self.words = words; self.environment = environment
+        self.words = words; self.environment = environment; self.locale = locale; self.language = language
     }
 
     /// The request as the policy chain sees it.
@@ -120,6 +127,8 @@ public enum ModuleMessage {
             let environment = CheckProtocol.relayedEnvironment.compactMap { name in r.environment[name].map { (name, $0) } }
             w.u32(UInt32(environment.count))
             for (name, value) in environment { w.string(name); w.string(value) }
+            // Longer than the parser takes: sent empty (English) rather than refused.
+            for text in [r.locale, r.language] { w.string(text.utf8.count <= CheckProtocol.maximumNameLength ? text : "") }
             return w.bytes
         case .answer(let a):
             let kind: UInt8
@@ -161,9 +170,9 @@ public enum ModuleMessage {
                       let value = r.name() else { return nil }
                 environment[name] = value
             }
-            guard r.isAtEnd else { return nil }
+            guard let locale = r.name(), let language = r.name(), r.isAtEnd else { return nil }
             self = .authenticate(CheckRequest(user: user, service: service, tty: tty, rhost: rhost, silent: silent == 1,
-                                              words: words, environment: environment))
+                                              words: words, environment: environment, locale: locale, language: language))
         case ModuleMessage.answerTag:
             guard payload.count >= 3 else { return nil }
             switch payload[2] {

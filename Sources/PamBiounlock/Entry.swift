@@ -58,8 +58,13 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     if CheckerClient.isNeeded {
         var environment: [String: String] = [:]
         for name in CheckProtocol.relayedEnvironment { environment[name] = PamHandle.environment(pamh, name) }
+        // The checker runs in the C locale with a cleared environment: the locker's language goes
+        // with the request (a plain locale name and LANGUAGE, read here, never set), and the
+        // checker's texts arrive in it (CheckerService.useLanguage).
+        let language = Localization.callerLanguage()
         let check = CheckRequest(user: user, service: request.service, tty: request.tty, rhost: request.rhost,
-                                 silent: request.silent, words: arguments, environment: environment)
+                                 silent: request.silent, words: arguments, environment: environment,
+                                 locale: language.locale, language: language.language)
         return pamCode(CheckerClient.authenticate(check, options: options, conversation: PamConversation(pamh), logger: logger))
     }
 

@@ -61,5 +61,6 @@ var service = CheckerService(
     },
     end: monotonicMilliseconds() &+ Int64(CheckProtocol.checkerLifetimeSeconds) * 1000)
 service.setDebug = { base.debugEnabled = $0 }
+service.useLanguage = CheckerLanguage.use
 service.serve(channel)
 exit(0)

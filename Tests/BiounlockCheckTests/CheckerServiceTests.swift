@@ -85,10 +85,12 @@ final class CheckerServiceTests: XCTestCase {
         let relayed: Result<Decision, CheckerClient.Failure>
         let conversation: ScriptedConversation
         let log: String
+        /// What the service asked the executable to switch to (CheckerService.useLanguage).
+        let languages: [String]
     }
 
     func check(user: String = "daemon", words: [String] = ["touch_first=0"], replies: [ConversationReply], touch: String? = nil,
-               raw: [UInt8]? = nil) throws -> Exchange {
+               raw: [UInt8]? = nil, locale: String = "", language: String = "") throws -> Exchange {
         var fds: [Int32] = [-1, -1]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds), 0)
         let checkerEnd = FrameChannel(fd: fds[0], limit: CheckProtocol.maximumFrameLength, sensitive: true)
@@ -99,6 +101,8 @@ final class CheckerServiceTests: XCTestCase {
                                      openStore: CheckerServiceTests.openStore,
                                      end: monotonicMilliseconds() + 60_000)
         service.loadOptions = { .success(Configuration.Loaded(options: options, diagnostics: [], notes: [])) }
+        var languages: [String] = []
+        service.useLanguage = { locale, language in languages.append(locale + "|" + language); return false }
         let served = DispatchSemaphore(value: 0)
         var decision = Decision(.unavailable, .checkerUnavailable)
         Thread.detachNewThread {
@@ -116,12 +120,12 @@ final class CheckerServiceTests: XCTestCase {
             relayed = CheckerClient.relay(CheckRequest(user: user, service: "i3lock"), on: moduleEnd, conversation: conversation,
                                           logger: logger, silenceMilliseconds: 10_000, sendRequest: false)
         } else {
-            relayed = CheckerClient.relay(CheckRequest(user: user, service: "i3lock", words: words), on: moduleEnd,
-                                          conversation: conversation, logger: logger, silenceMilliseconds: 10_000)
+            relayed = CheckerClient.relay(CheckRequest(user: user, service: "i3lock", words: words, locale: locale, language: language),
+                                          on: moduleEnd, conversation: conversation, logger: logger, silenceMilliseconds: 10_000)
         }
         moduleEnd.close()
         XCTAssertEqual(served.wait(timeout: .now() + 30), .success)
-        return Exchange(decision: decision, relayed: relayed, conversation: conversation, log: logger.text)
+        return Exchange(decision: decision, relayed: relayed, conversation: conversation, log: logger.text, languages: languages)
     }
 
     func testThePINUnlocksAndTheAuditRowIsARootCallersRow() throws {
@@ -174,6 +178,34 @@ final class CheckerServiceTests: XCTestCase {
             XCTAssertEqual(e.decision.reason, i <= 5 ? .wrongPasscode : .passcodeLocked, "the file's passcode_lockout=5 holds (\(i))")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/evil.db"))
+    }
+
+    /// The caller's language reaches the executable only as plain names; anything else is English
+    /// (and the PIN works the same in every case).
+    func testTheCallersLanguageIsTakenOnlyAsPlainNames() throws {
+        let cases: [(String, String, [String])] = [
+            ("zh_CN.UTF-8", "zh_CN:zh", ["zh_CN.UTF-8|zh_CN:zh"]),
+            ("de_DE.UTF-8", "", ["de_DE.UTF-8|"]),
+            ("sr_RS@latin", "sr:en::", ["sr_RS@latin|sr:en::"]),
+            ("", "zh_CN", []),                                   // an English locker: LANGUAGE alone is nothing (as gettext in C)
+            ("../../../tmp/zh_CN", "", []),
+            ("/usr/share/locale/zh_CN", "", []),
+            (".zh_CN", "", []),
+            ("zh_CN.UTF-8", "zh_CN:../../tmp", []),
+            ("zh_CN.UTF-8", "/tmp/x", []),
+            ("zh_CN UTF-8", "", []),
+            ("zh_CN.UTF-8\n", "", []),
+            (String(repeating: "a", count: 65), "", []),
+        ]
+        for (locale, language, expected) in cases {
+            let e = try check(replies: [answer(pin)], locale: locale, language: language)
+            XCTAssertEqual(e.decision, Decision(.success(.passcode), .passcodeAccepted, method: .passcode), locale)
+            XCTAssertEqual(e.languages, expected, "\(locale) \(language)")
+            XCTAssertEqual(e.log.contains("the caller's locale is not a plain name; English"), expected.isEmpty && !locale.isEmpty,
+                           "\(locale): \(e.log)")
+            XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for i3lock, or Enter to use the reader: "],
+                           "\(locale): the test executable switches nothing: English")
+        }
     }
 
     func testAMalformedRequestChecksNothing() throws {

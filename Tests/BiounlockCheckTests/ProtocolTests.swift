@@ -7,7 +7,7 @@ import BiounlockCheckProtocol
 final class ProtocolTests: XCTestCase {
     let request = CheckRequest(user: "alice", service: "i3lock", tty: ":0", rhost: "", silent: true,
                                words: ["touch_first=0", "check_helper=/usr/libexec/biounlock/biounlock-check"],
-                               environment: ["SSH_CONNECTION": "1.2.3.4 5 6.7.8.9 22"])
+                               environment: ["SSH_CONNECTION": "1.2.3.4 5 6.7.8.9 22"], locale: "zh_CN.UTF-8", language: "zh_CN:zh")
 
     func testRequestsRoundTrip() throws {
         guard case .authenticate(let back)? = ModuleMessage(payload: ModuleMessage.authenticate(request).payload) else { return XCTFail() }
@@ -65,8 +65,19 @@ final class ProtocolTests: XCTestCase {
         var invalidUTF8 = WireWriter()
         invalidUTF8.u8(CheckProtocol.version); invalidUTF8.u8(1)
         invalidUTF8.data([0xc3, 0x28]); for _ in 0..<3 { invalidUTF8.string("x") }
-        invalidUTF8.u8(0); invalidUTF8.u32(0); invalidUTF8.u32(0)
+        invalidUTF8.u8(0); invalidUTF8.u32(0); invalidUTF8.u32(0); invalidUTF8.string(""); invalidUTF8.string("")
         XCTAssertNil(ModuleMessage(payload: invalidUTF8.bytes), "a user name that is not UTF-8")
+
+        // The language is two more names: both must be there, and be UTF-8.
+        var english = request
+        english.locale = ""; english.language = ""
+        let withoutLanguage = Array(ModuleMessage.authenticate(english).payload.dropLast(8))
+        XCTAssertNil(ModuleMessage(payload: withoutLanguage), "a request without the language fields")
+        var badLocale = WireWriter()
+        badLocale.u8(CheckProtocol.version); badLocale.u8(1)
+        for _ in 0..<4 { badLocale.string("x") }
+        badLocale.u8(0); badLocale.u32(0); badLocale.u32(0); badLocale.data([0xff, 0xfe]); badLocale.string("")
+        XCTAssertNil(ModuleMessage(payload: badLocale.bytes), "a locale that is not UTF-8")
 
         // A success must say how; "success by password" or by nothing does not exist.
         for method in ["password", "none", ""] {
@@ -79,6 +90,14 @@ final class ProtocolTests: XCTestCase {
         unknownReason.string("granted"); unknownReason.string("none")
         XCTAssertNil(CheckerMessage(payload: unknownReason.bytes))
         XCTAssertNil(CheckerMessage(payload: CheckerMessage.handOn.payload + [0]))
+    }
+
+    func testALanguageTooLongToParseIsSentAsEnglish() {
+        var r = request
+        r.locale = String(repeating: "a", count: CheckProtocol.maximumNameLength + 1)
+        guard case .authenticate(let back)? = ModuleMessage(payload: ModuleMessage.authenticate(r).payload) else { return XCTFail() }
+        XCTAssertEqual(back.locale, "")
+        XCTAssertEqual(back.language, "zh_CN:zh")
     }
 
     func testLongWordsAreNotRelayed() {

@@ -53,6 +53,7 @@ final class CheckerHostileTests: XCTestCase {
          "FP_VIRTUAL_DEVICE=\(evil)/vd", "FP_DRIVERS_WHITELIST=virtual_device", "G_MESSAGES_DEBUG=all",
          "SWIFT_BACKTRACE=enable=yes,swift-backtrace=\(evil)/bt", "SWIFT_ROOT=\(evil)", "SWIFT_DEBUG_FAILED_TYPE_LOOKUP=1",
          "GLIBC_TUNABLES=glibc.malloc.check=3", "MALLOC_CHECK_=3", "LANG=tr_TR.UTF-8", "LC_ALL=tr_TR.UTF-8", "TZ=\(evil)/tz",
+         "LANGUAGE=\(evil)/zh_CN:zh_CN", "LOCPATH=\(evil)", "NLSPATH=\(evil)/%N", "TEXTDOMAINDIR=\(evil)",
          "HOME=\(evil)", "TMPDIR=\(evil)", "SQLITE_TMPDIR=\(evil)", "HOSTALIASES=\(evil)/h", "LOCALDOMAIN=evil", "PATH=\(evil)"]
     }
 
@@ -134,6 +135,32 @@ final class CheckerHostileTests: XCTestCase {
         // And the real PIN works through all of it.
         let ok = try run(environment: hostileEnvironment, arguments: oddArguments, request: request, answers: [ModuleFixture.pin])
         XCTAssertEqual(try ok.decision?.get(), Decision(.success(.passcode), .passcodeAccepted, method: .passcode))
+        XCTAssertTrue(evilIsUntouched)
+    }
+
+    /// The language the module relays chooses a catalog of the checker's own locale_dir and
+    /// nothing else: a name that is a path (to a catalog of the user's own, here) is English and
+    /// a log line; the caller's LANGUAGE, LOCPATH and NLSPATH are gone before anything is read.
+    func testTheCallersLanguageNamesNoFile() throws {
+        try world.config("locale_dir = \(buildDirectory)/locale")
+        let own = world.fixture.dir + "/own-locale"
+        try FileManager.default.createDirectory(atPath: own + "/zh_CN/LC_MESSAGES", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: buildDirectory + "/locale/zh_CN/LC_MESSAGES/biounlock.mo",
+                                         toPath: own + "/zh_CN/LC_MESSAGES/biounlock.mo")
+        _ = try runProcess("/bin/chown", ["-R", "1:1", own])
+        let english = ["PROMPT: PIN or password for i3lock, or Enter to use the reader: "]
+        for (locale, language) in [(own + "/zh_CN", ""), ("../../../.." + own + "/zh_CN", ""), ("C.UTF-8", own + "/zh_CN"),
+                                   ("zh_CN.UTF-8", "zh_CN:" + own)] {
+            let request = CheckRequest(user: "daemon", service: "i3lock", words: ["touch_first=0"], locale: locale, language: language)
+            let r = try run(environment: hostileEnvironment + ["LOCPATH=\(own)"], request: request, answers: [ModuleFixture.pin])
+            XCTAssertEqual(try r.decision?.get(), Decision(.success(.passcode), .passcodeAccepted, method: .passcode), locale)
+            XCTAssertEqual(r.conversation, english, "\(locale) \(language)")
+            XCTAssertTrue(r.log.contains { $0.contains("the caller's locale is not a plain name; English") }, "\(r.log)")
+        }
+        // A plain name, with the same hostile environment: the checker's own catalog.
+        let request = CheckRequest(user: "daemon", service: "i3lock", words: ["touch_first=0"], locale: "zh_CN.UTF-8")
+        let r = try run(environment: hostileEnvironment, request: request, answers: [ModuleFixture.pin])
+        XCTAssertEqual(r.conversation, ["PROMPT: PIN 码或密码（i3lock），或按回车键使用指纹读取器："])
         XCTAssertTrue(evilIsUntouched)
     }
 

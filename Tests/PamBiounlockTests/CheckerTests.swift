@@ -99,10 +99,12 @@ final class CheckerWorld {
 
     /// One transaction; `asUser` false runs the same stack as root (the module decides itself).
     func authenticate(_ user: String? = nil, asUser: Bool = true, service: String = "biotest", answers: [String] = [],
-                      touches: [SimCommand] = [], touchWait: Int = 5000, extra: [String] = []) throws -> (Transaction, checkerLog: [String]) {
+                      touches: [SimCommand] = [], touchWait: Int = 5000, extra: [String] = [],
+                      environment: [String: String] = [:]) throws -> (Transaction, checkerLog: [String]) {
         try? FileManager.default.removeItem(atPath: syslogFile)
         let t = try fixture.authenticate(user ?? caller, service: service, answers: answers, touches: touches,
-                                         extra: ["--syslog"] + extra, wrapper: wrapper(asUser: asUser), timeout: 60, touchWait: touchWait)
+                                         extra: ["--syslog"] + extra, environment: environment, wrapper: wrapper(asUser: asUser),
+                                         timeout: 60, touchWait: touchWait)
         if ProcessInfo.processInfo.environment["CHECKER_TEST_DEBUG"] != nil { print(t.raw.stdout, t.raw.stderr, (try? String(contentsOfFile: syslogFile, encoding: .utf8)) ?? "") }
         XCTAssertEqual(t.raw.status, 0, "harness: \(t.raw.stdout) \(t.raw.stderr)")
         let log = ((try? String(contentsOfFile: syslogFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -140,10 +142,10 @@ final class CheckerTests: XCTestCase {
     let pin = ModuleFixture.pin
 
     /// What a root caller and a caller running as the user each see, get and leave behind.
-    func bothWays(answers: [String], touches: [SimCommand] = []) throws -> (root: Transaction, user: Transaction, rootLog: [String],
-                                                                           userLog: [String], rows: [AuditEvent]) {
-        let (root, _) = try world.authenticate(asUser: false, answers: answers, touches: touches)
-        let (user, checkerLog) = try world.authenticate(answers: answers, touches: touches)
+    func bothWays(answers: [String], touches: [SimCommand] = [], extra: [String] = [], environment: [String: String] = [:]) throws
+        -> (root: Transaction, user: Transaction, rootLog: [String], userLog: [String], rows: [AuditEvent]) {
+        let (root, _) = try world.authenticate(asUser: false, answers: answers, touches: touches, extra: extra, environment: environment)
+        let (user, checkerLog) = try world.authenticate(answers: answers, touches: touches, extra: extra, environment: environment)
         let rows = Array(try world.events.prefix(2))
         return (root, user, root.syslog, CheckerWorld.messages(checkerLog), rows)
     }
@@ -260,6 +262,38 @@ final class CheckerTests: XCTestCase {
             XCTAssertEqual(c.code, "PAM_AUTHINFO_UNAVAIL")
             XCTAssertTrue(c.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(sigchld): \(c.raw.stdout)")
         }
+    }
+
+    /// The checker speaks the locker's language. It runs in the C locale with a cleared
+    /// environment, so the module relays the locale its messages are in and LANGUAGE (plain names
+    /// only), and the checker shows what a root caller's module shows in that locale -- from the
+    /// catalogs of its own config's locale_dir. The locker here is the harness as daemon with
+    /// --setlocale (setlocale(LC_ALL, "") as i3lock and xscreensaver do).
+    func testTheCheckerSpeaksTheLockersLanguage() throws {
+        try world.config("locale_dir = \(buildDirectory)/locale")
+        let dialog: [(String, [String: String], String)] = [
+            ("zh_CN", ["LANG": "zh_CN.UTF-8"], "PROMPT_OFF: PIN 码或密码（biotest），或按回车键使用指纹读取器："),
+            ("LANGUAGE", ["LANG": "C.UTF-8", "LANGUAGE": "zh_CN"], "PROMPT_OFF: PIN 码或密码（biotest），或按回车键使用指纹读取器："),
+            ("de_DE", ["LANG": "de_DE.UTF-8"], "PROMPT_OFF: PIN oder Passwort für biotest (oder Eingabetaste für den Fingerabdruckleser): "),
+            ("C", ["LANG": "C"], "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
+            ("GB18030", ["LANG": "zh_CN.GB18030"], "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
+            ("a path in LANGUAGE", ["LANG": "C.UTF-8", "LANGUAGE": "../../../tmp/zh_CN"],
+             "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
+        ]
+        for (name, environment, prompt) in dialog {
+            let r = try bothWays(answers: [pin], extra: ["--setlocale"], environment: environment)
+            XCTAssertEqual(r.user.code, "PAM_SUCCESS", "\(name): \(r.user.raw.stdout)")
+            XCTAssertEqual(r.user.messages, r.root.messages, "\(name): what a root caller shows in that locale")
+            XCTAssertEqual(r.user.messages.count, 1, name)
+            XCTAssertEqual(r.user.messages.first, prompt, name)
+            XCTAssertEqual(r.userLog, r.rootLog, "\(name): the same log lines")
+        }
+        // A notice and a prompt with the service in it, in French (no finger enrolled).
+        try Store.open(path: world.fixture.storePath, mode: .administer).deleteTemplates(user: world.caller, finger: nil)
+        let r = try bothWays(answers: [pin], extra: ["--setlocale"], environment: ["LANG": "fr_FR.UTF-8"])
+        XCTAssertEqual(r.user.messages, r.root.messages)
+        XCTAssertEqual(r.user.messages.first, "ERROR: Aucune empreinte enregistrée.", r.user.raw.stdout)
+        XCTAssertEqual(r.user.code, "PAM_SUCCESS")
     }
 
     /// remote=ignore holds through the checker: what the module relays (PAM_RHOST, SSH_CONNECTION)

@@ -86,6 +86,43 @@ public enum Localization {
         }
     }
 
+    /// The caller's language, for biounlock-check (which runs with a cleared environment in the C
+    /// locale and speaks for the module in a screen locker that runs PAM as the user): the name of
+    /// the locale messages are in and LANGUAGE, as translating() reads them, or empty strings when
+    /// the module itself would speak English (C/POSIX, a character set other than UTF-8, a name or
+    /// LANGUAGE that is not plain). Only read, never set.
+    public static func callerLanguage() -> (locale: String, language: String) {
+        guard let name = biounlock_intl_messages_locale().map({ String(cString: $0) }),
+              name != "C", name != "POSIX", isPlainLocaleName(name),
+              let codeset = biounlock_intl_codeset().map({ String(cString: $0) }), codeset == "UTF-8"
+        else { return ("", "") }
+        guard let value = getenv("LANGUAGE") else { return (name, "") }
+        let language = String(cString: value)
+        if language.contains("/") { return ("", "") }   // translating() speaks English then
+        return (name, isPlainLanguageList(language) ? language : "")
+    }
+
+    /// A locale name as glibc takes it and nothing more: `zh_CN.UTF-8`, `de_DE`, `sr_RS@latin`,
+    /// `C.UTF-8` -- ASCII letters, digits and `_ . @ -`, starting with a letter, at most 64 bytes.
+    /// Never a path (no '/', no leading '.'), so a name relayed by a caller can only choose a
+    /// language, never a file.
+    public static func isPlainLocaleName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, bytes.count <= 64, isLetter(first) else { return false }
+        return bytes.allSatisfy { isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_")
+            || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// LANGUAGE as gettext reads it: plain locale names separated by ':' (`zh_TW:zh:en`; empty
+    /// ones, which gettext skips, allowed), at most 16 entries and 256 bytes.
+    public static func isPlainLanguageList(_ list: String) -> Bool {
+        let names = list.split(separator: ":", omittingEmptySubsequences: false)
+        return !list.isEmpty && list.utf8.count <= 256 && names.count <= 16
+            && names.allSatisfy { $0.isEmpty || isPlainLocaleName(String($0)) }
+    }
+
+    static func isLetter(_ c: UInt8) -> Bool { (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) }
+
     static func text(_ singular: StaticString, plural: StaticString?, count: Int, values: KeyValuePairs<String, String>) -> String {
         let one = string(singular)
         let other = plural.map(string)

@@ -76,4 +76,21 @@ final class LocalizationTests: XCTestCase {
         XCTAssertEqual(Messages.passcodeRequired(.passcodeRequiredAfterBoot, policy: .biometrics, kind: .pin, options: options),
                        "Password required after a restart.")
     }
+
+    /// What biounlock-check takes from the module as the caller's language (never a path).
+    func testOnlyPlainLocaleNamesAndLanguageListsAreRelayed() {
+        for name in ["zh_CN.UTF-8", "zh_TW.utf8", "de_DE", "sr_RS@latin", "C.UTF-8", "ja_JP.eucJP", "ast_ES", "be_BY@latin", "en-US"] {
+            XCTAssertTrue(Localization.isPlainLocaleName(name), name)
+        }
+        for name in ["", "/usr/share/locale/zh_CN", "../zh_CN", ".zh_CN", "zh_CN/../../x", "zh CN", "zh_CN\n", "_zh", "1zh",
+                     "zh_CN.UTF-8%s", "中文", String(repeating: "a", count: 65)] {
+            XCTAssertFalse(Localization.isPlainLocaleName(name), name)
+        }
+        for list in ["zh_CN", "zh_TW:zh:en", "de::en", "sr:en:"] { XCTAssertTrue(Localization.isPlainLanguageList(list), list) }
+        for list in ["", "zh_CN:/tmp", "../x", "zh:" + String(repeating: "a", count: 300), Array(repeating: "de", count: 17).joined(separator: ":")] {
+            XCTAssertFalse(Localization.isPlainLanguageList(list), list)
+        }
+        // The tests run in the C locale (setlocale is never called here): English, nothing to relay.
+        XCTAssertEqual(Localization.callerLanguage().locale, "")
+    }
 }
