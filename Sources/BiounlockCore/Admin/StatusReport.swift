@@ -148,7 +148,8 @@ public enum StatusReport {
             lines.append("    " + L("The module ignores it. Clear it with: {command}", ["command": AccountBinding.fix(user: r.name, globals: now.globals)]))
         }
         // TRANSLATORS: `biounlock status USER`, one line per setting; {kind} is pin, password
-        // or pattern, {sensor} libfprint or simulated, {rule} boot, enrolment, age or first-use.
+        // or pattern, {sensor} libfprint or simulated, {rule} boot, enrolment, age or first-use;
+        // a finger "kept by fprintd" is a print the fprintd daemon holds (not biounlock's store).
         if !r.enabled {
             lines.append("  " + L("biometric unlock: off"))
         } else {

@@ -33,6 +33,8 @@ public enum SensorSelection {
 
         /// In the admin's language (read only by the CLI: the module never asks for it).
         public var text: String {
+            // TRANSLATORS: `biounlock doctor`, why this fingerprint backend is used; shown after
+            // "{sensor} is in use: ". {setting} is the config line (sensor=auto, sensor=fprintd).
             switch self {
             case .configured(let kind):
                 return L("{setting} is configured", ["setting": "sensor=\(kind.rawValue)"])

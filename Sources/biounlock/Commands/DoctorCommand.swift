@@ -95,6 +95,8 @@ enum DoctorCommand {
 
         // The backend, the reader, and fprintd.
         let options = context.options
+        // TRANSLATORS: {sensor} is libfprint, fprintd or simulated; {reason} says why, e.g.
+        // "sensor=auto: fprintd's D-Bus service is installed (PATH)".
         checks.append(Check(name: "sensor", status: .ok,
                             detail: L("{sensor} is in use: {reason}", ["sensor": options.sensor.rawValue, "reason": options.sensorReason]), fix: nil))
         if options.sensor == .fprintd {
