@@ -80,6 +80,24 @@ final class CLILocalizationTests: XCTestCase {
         XCTAssertTrue(zh.stdout.contains("\n  --finger F              要录入的手指（默认为 right-index-finger）\n"), zh.stdout)
     }
 
+    /// What the checker, sensor=auto and migrate added speaks the admin's language too; the JSON
+    /// stays English.
+    func testDoctorsCheckerAndSensorLinesAndMigrateAreTranslated() throws {
+        let checker = "/nonexistent-biounlock-\(getpid())/biounlock-check"   // (under /tmp it would be "writable by others")
+        try "locale_dir = \(cliBuildDirectory)/locale\ncheck_helper = \(checker)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let doctor = try cli(["doctor", "--pam-dir", dir + "/none"], ["LANG": "zh_CN.UTF-8"])
+        XCTAssertTrue(doctor.stdout.contains("checker: \(checker) 不存在：以用户身份运行的锁屏程序（i3lock、swaylock、xscreensaver）将改用密码\n"),
+                      doctor.stdout)
+        XCTAssertTrue(doctor.stdout.contains("sensor: 正在使用 simulated：已配置 sensor=simulated\n"), doctor.stdout)
+        let json = try cli(["doctor", "--json", "--pam-dir", dir + "/none"], ["LANG": "zh_CN.UTF-8"])
+        XCTAssertTrue(json.stdout.contains("\"simulated is in use: sensor=simulated is configured\""), json.stdout)
+        let migrate = try cli(["migrate"], ["LANG": "fr_FR.UTF-8"])
+        XCTAssertEqual(migrate.status, 0, migrate.stderr)
+        XCTAssertEqual(migrate.stdout, "Pas encore de base de données à \(db) : rien à migrer.\n")
+        let help = try cli(["migrate", "--help"], ["LANG": "de_DE.UTF-8"])
+        XCTAssertTrue(help.stdout.contains("Die Datenbank auf das Schema dieser Version bringen"), help.stdout)
+    }
+
     func testALocaleDirectoryWithADamagedCatalogMeansEnglish() throws {
         let locale = dir + "/locale"
         try FileManager.default.copyItem(atPath: cliBuildDirectory + "/locale", toPath: locale)
