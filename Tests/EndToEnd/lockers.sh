@@ -9,7 +9,9 @@
 #   unlocks; so do the PIN and the Unix password typed; a wrong PIN leaves it locked, and the
 #   Unix password then unlocks.
 # - xscreensaver under the same Xvfb: its setuid auth helper drops to the user before
-#   pam_start, so it goes through the checker too; PIN, Unix password, Enter then a touch.
+#   pam_start, so it goes through the checker too; PIN, Unix password, Enter then a touch; then
+#   once more in zh_CN.UTF-8, where the checker's texts are Chinese (the module relays the
+#   locale; the checker's config names the catalogs).
 # - vlock on a terminal (expect): it is setuid root, so the module decides in-process (no
 #   checker); a touch and the PIN at its type-or-touch prompt.
 # Then the audit log holds exactly the rows a root caller would have left.
@@ -61,6 +63,7 @@ sensor = simulated
 sim_socket = $SANDBOX_SOCK
 timeout = 15
 require_passcode = none
+locale_dir = $BUILD_DIR/locale
 EOF
 chmod 0644 "$SANDBOX_DIR/etc-security/biounlock.conf"
 stack() { # ARGS: the recommended auth lines with these module arguments (vlock: no example)
@@ -117,6 +120,11 @@ check "xscreensaver: a touch while the touch request is shown, then Enter, unloc
 check "xscreensaver: its dialog showed biounlock's touch request, then its prompt" \
     eval 'grep -q "TEXT_INFO=\"Touch the fingerprint reader to authenticate for xscreensaver\"" "$out/xscreensaver.log" &&
           grep -q "ECHO_OFF=\"PIN or password for xscreensaver, or Enter to use the reader: \"" "$out/xscreensaver.log"' -- "$out/xscreensaver.log"
+check "xscreensaver in zh_CN.UTF-8: the checker's touch request and prompt in Chinese, and the PIN unlocks" \
+    eval 'result xscreensaver-zh-pin unlocked &&
+          grep -q "TEXT_INFO=\"请触摸指纹读取器以进行 xscreensaver 认证\"" "$out/xscreensaver-zh.log" &&
+          grep -q "ECHO_OFF=\"PIN 码或密码（xscreensaver），或按回车键使用指纹读取器：\"" "$out/xscreensaver-zh.log"' \
+    -- "$out/x-session.log" "$out/xscreensaver-zh.log"
 
 # ---- vlock, on a terminal ----
 cat >"$SANDBOX_DIR/run/vlock.exp" <<'EXP'
@@ -165,6 +173,7 @@ i3lock unavailable password password-handed-over
 xscreensaver success passcode passcode-accepted
 xscreensaver unavailable password password-handed-over
 xscreensaver success fingerprint finger-matched
+xscreensaver success passcode passcode-accepted
 vlock success fingerprint finger-matched
 vlock success passcode passcode-accepted
 EOF

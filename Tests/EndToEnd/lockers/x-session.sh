@@ -21,10 +21,11 @@ for _ in $(seq 200); do [ -s "$OUT/display" ] && break; sleep 0.05; done
 export DISPLAY=":$(cat "$OUT/display")"
 echo ok >"$OUT/setup.result"
 
-as_user() { # CMD...: as the locker's user, with a clean environment and this display
+as_user() { # CMD...: as the locker's user, with a clean environment and this display (LANG: $lang)
     (cd / && setpriv --reuid="$uid" --regid="$uid" --clear-groups \
-        env -i DISPLAY="$DISPLAY" PATH=/usr/bin:/bin HOME="$SANDBOX_DIR/home" USER="$user" LOGNAME="$user" LANG=C "$@")
+        env -i DISPLAY="$DISPLAY" PATH=/usr/bin:/bin HOME="$SANDBOX_DIR/home" USER="$user" LOGNAME="$user" LANG="$lang" "$@")
 }
+lang=C
 # audit_rows: how many audit rows the store has for the user (the attempts made so far).
 audit_rows() { bio log --user "$user" --limit 1000 --json | grep -o '"outcome"' | wc -l; }
 # wait_rows N: until the store has N rows (an attempt fully decided), at most 20 s.
@@ -65,9 +66,10 @@ xdotool type --delay 20 "$password"; xdotool key Return; i3lock_result i3lock-wr
 # goes through the checker too. Its dialog shows one page per PAM conversation call and returns
 # only when the user presses Enter: first the touch request (touch_first seconds of reader alone
 # behind it), then the PIN-or-password prompt.
-as_user xscreensaver -no-splash -verbose >"$OUT/xscreensaver.log" 2>&1 &
+xss_log=$OUT/xscreensaver.log
+as_user xscreensaver -no-splash -verbose >"$xss_log" 2>&1 &
 xss_locked() { as_user xscreensaver-command -time 2>/dev/null | grep -q "screen locked"; }
-xss_count() { local n; n=$(grep -c "$1" "$OUT/xscreensaver.log" 2>/dev/null); echo "${n:-0}"; }   # 0 before the log exists
+xss_count() { local n; n=$(grep -c "$1" "$xss_log" 2>/dev/null); echo "${n:-0}"; }   # 0 before the log exists
 # The daemon answers commands once it is up (the first lock must not race its start).
 for _ in $(seq 200); do as_user xscreensaver-command -time >/dev/null 2>&1 && break; sleep 0.1; done
 # xss_wait_for PATTERN BEFORE: until the log has more PATTERN lines than BEFORE (at most 20 s),
@@ -86,7 +88,7 @@ xss_wait_for() {
 xss_ready() {
     local keys
     for _ in $(seq 100); do
-        keys=$(sed -n '/pam_conversation (/h; /pam_conversation (/!H; ${x;p}' "$OUT/xscreensaver.log" | grep -c 'XI RawKeyPress')
+        keys=$(sed -n '/pam_conversation (/h; /pam_conversation (/!H; ${x;p}' "$xss_log" | grep -c 'XI RawKeyPress')
         [ "$keys" -gt 0 ] && return 0
         xdotool key shift
         sleep 0.1
@@ -114,13 +116,15 @@ xss_enter() {
     done
     return 1
 }
-# xss_type NAME TEXT: Enter on the touch request page, then TEXT at the prompt page.
+# xss_type NAME TEXT: Enter on the touch request page, then TEXT at the prompt page (the pages'
+# texts as biounlock words them in $lang: $touch_text, $prompt_text).
+touch_text='TEXT_INFO="Touch the fingerprint reader' prompt_text='ECHO_OFF="PIN or password'
 xss_type() {
     local infos prompts
-    infos=$(xss_count 'TEXT_INFO="Touch the fingerprint reader') prompts=$(xss_count 'ECHO_OFF="PIN or password')
+    infos=$(xss_count "$touch_text") prompts=$(xss_count "$prompt_text")
     xss_lock || { echo "did not lock" >"$OUT/$1.result"; return; }
-    xss_wait_for 'TEXT_INFO="Touch the fingerprint reader' "$infos" && xss_ready && xss_enter
-    if xss_wait_for 'ECHO_OFF="PIN or password' "$prompts" && xss_ready; then
+    xss_wait_for "$touch_text" "$infos" && xss_ready && xss_enter
+    if xss_wait_for "$prompt_text" "$prompts" && xss_ready; then
         sleep 0.5   # (the page being made; see xss_enter)
         xdotool type --delay 30 "$2"
         xss_enter
@@ -137,5 +141,16 @@ if xss_lock; then
 else
     echo "did not lock" >"$OUT/xscreensaver-touch.result"
 fi
+as_user xscreensaver-command -exit >/dev/null 2>&1
+
+# ---- xscreensaver in Simplified Chinese: the checker speaks the locker's language (the module
+# relays its locale; the checker's config names the catalogs).
+for _ in $(seq 100); do pgrep -x xscreensaver >/dev/null || break; sleep 0.1; done
+lang=zh_CN.UTF-8
+touch_text='TEXT_INFO="请触摸指纹读取器以进行 xscreensaver 认证"' prompt_text='ECHO_OFF="PIN 码或密码（xscreensaver），或按回车键使用指纹读取器："'
+xss_log=$OUT/xscreensaver-zh.log
+as_user xscreensaver -no-splash -verbose >"$xss_log" 2>&1 &
+for _ in $(seq 200); do as_user xscreensaver-command -time >/dev/null 2>&1 && break; sleep 0.1; done
+xss_type xscreensaver-zh-pin "$pin"
 as_user xscreensaver-command -exit >/dev/null 2>&1
 exit 0
