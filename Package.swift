@@ -23,6 +23,12 @@ let packageDir = Context.packageDirectory
 ///   process-wide state (metadata caches, TLS keys) that must not be unmapped under it.
 /// - `-z now` (with the default relro): every symbol is bound at dlopen, so a problem shows up
 ///   as PAM_MODULE_UNKNOWN at load, never halfway through an authentication.
+/// - the C++ runtime (which the static Swift runtime needs) linked in statically: the toolchain's
+///   static-stdlib arguments say `-lstdc++`, and `link/libstdc++.so` -- a linker script found first
+///   on the search path -- turns that into libstdc++.a. Loading and relocating libstdc++.so was
+///   the largest part of what the module cost a fresh sudo (scripts/bench, bench/RESULTS.md);
+///   `--exclude-libs ALL` (also from the toolchain) and the version script keep its symbols
+///   hidden, so a C++ host's own libstdc++ is not interposed.
 let moduleLinkerFlags: [String] = [
     "-static-stdlib",
     "-use-ld=lld",
@@ -30,6 +36,7 @@ let moduleLinkerFlags: [String] = [
     "-Xlinker", "-z", "-Xlinker", "defs",
     "-Xlinker", "-z", "-Xlinker", "nodelete",
     "-Xlinker", "-z", "-Xlinker", "now",
+    "-L", "\(packageDir)/Sources/PamBiounlock/link",
 ]
 
 /// Tests drive threads and processes directly; Swift 5 mode spares them Sendable ceremony.
@@ -96,7 +103,7 @@ let package = Package(
         .target(
             name: "PamBiounlock",
             dependencies: ["CPAM", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
-            exclude: ["exports.map"],
+            exclude: ["exports.map", "link"],
             linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]
         ),
 

@@ -25,6 +25,18 @@ final class LinkageTests: XCTestCase {
         XCTAssertTrue(readelf.stdout.contains("BIND_NOW"), "every symbol bound at dlopen: \(readelf.stdout)")
     }
 
+    /// The C++ runtime the static Swift runtime needs is linked in too (Package.swift): a host
+    /// such as sudo would otherwise load and relocate libstdc++.so for every run (scripts/bench:
+    /// the largest part of what loading the module cost a fresh process). Its symbols stay hidden,
+    /// so a C++ host's own libstdc++ is untouched.
+    func testTheCxxRuntimeIsLinkedInAndHidden() throws {
+        let readelf = try runProcess("/usr/bin/readelf", ["-d", modulePath])
+        XCTAssertFalse(readelf.stdout.contains("libstdc++"), readelf.stdout)
+        let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", modulePath])
+        XCTAssertFalse(undefined.stdout.contains("GLIBCXX"), "C++ runtime symbols taken from a libstdc++.so: \(undefined.stdout)")
+        XCTAssertFalse(undefined.stdout.contains("CXXABI"), undefined.stdout)
+    }
+
     /// libfprint and the fprintd D-Bus client run in the helper process only: the module maps
     /// neither libfprint, GLib, D-Bus nor systemd (sd-bus), so it can never iterate (or be
     /// confused by) the host's GLib main context or open a bus connection inside sudo.
