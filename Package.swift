@@ -10,7 +10,8 @@
 //   helper          biounlock-fprint                  (the only program that loads libfprint-2 / GLib)
 //   checker         BiounlockCheck -> biounlock-check (setuid root: the chain for callers without root)
 //   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
-//   CLI             biounlock                         (admin tool, thin: logic lives in the library)
+//   admin           BiounlockAdmin                    (doctor's lint, status/sensors reports, enable checks, JSON: CLI only)
+//   CLI             biounlock                         (admin tool, thin: logic lives in the libraries)
 import PackageDescription
 
 let packageDir = Context.packageDirectory
@@ -107,10 +108,14 @@ let package = Package(
             linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]
         ),
 
+        // What only the admin tool needs: doctor's pam.d lint, the status, log and sensors reports,
+        // enable's checks, JSON. Never linked into the module (LinkageTests checks its symbols).
+        .target(name: "BiounlockAdmin", dependencies: ["BiounlockCore"]),
+
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
             name: "biounlock",
-            dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
+            dependencies: ["BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
@@ -130,13 +135,14 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["BiounlockSensors"], path: "Tests/TestSupport", swiftSettings: testSettings),
 
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockCheckTests",
                     dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],
                     swiftSettings: testSettings),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings),
         .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Glibc
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSensors
 import BiounlockStore
 

@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSensors
 
 /// `biounlock enable|disable USER [--service S]`: the "biometric unlock" toggle.

@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSensors
 import BiounlockStore
 import BiounlockFprintProtocol

@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 
 /// `biounlock log [--user U] [--service S] [--since 2h|2026-11-01] [--limit N]`: the audit log,

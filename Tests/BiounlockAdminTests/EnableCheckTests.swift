@@ -1,4 +1,5 @@
 import XCTest
+import BiounlockAdmin
 import BiounlockCore
 
 final class EnableCheckTests: XCTestCase {

@@ -1,3 +1,5 @@
+import BiounlockCore
+
 /// Reads pam.d service files and finds the mistakes that lock people out or make biounlock
 /// useless: the logic behind `biounlock doctor`. Pure: it is given file contents.
 public enum PamStackLint {

@@ -1,5 +1,6 @@
 import XCTest
 import Foundation
+import BiounlockAdmin
 import BiounlockCore
 
 final class JSONTests: XCTestCase {

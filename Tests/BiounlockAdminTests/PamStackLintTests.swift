@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
-@testable import BiounlockCore
+@testable import BiounlockAdmin
+import BiounlockCore
 
 final class PamStackLintTests: XCTestCase {
     let commonAuth = """
@@ -64,7 +65,7 @@ final class PamStackLintTests: XCTestCase {
     /// The examples the project ships are what doctor recommends.
     func testTheShippedExamplesAreClean() throws {
         let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("pam.d")
+            .deletingLastPathComponent().appendingPathComponent("pam.d")
         var files: [String: String] = [:]
         for name in ["sudo", "su", "login", "xscreensaver", "i3lock", "swaylock"] {
             files[name] = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)

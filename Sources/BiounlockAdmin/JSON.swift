@@ -1,3 +1,5 @@
+import BiounlockCore
+
 /// A small JSON value and writer for the CLI's `--json` output (no Foundation in this library).
 /// Object keys keep their insertion order so the documented shape reads the same every time.
 public indirect enum JSON: Equatable, Sendable {

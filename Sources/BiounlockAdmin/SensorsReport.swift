@@ -1,3 +1,5 @@
+import BiounlockCore
+
 /// The shape of `biounlock sensors`, as text and as JSON (add fields, never rename or remove).
 public enum SensorsReport {
     public static func json(sensor: SensorKind, readers: [ReaderInfo]) -> JSON {

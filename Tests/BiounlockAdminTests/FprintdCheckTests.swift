@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
-@testable import BiounlockCore
+@testable import BiounlockAdmin
+import BiounlockCore
 
 final class FprintdCheckTests: XCTestCase {
     func testPamFprintdIsFoundOnlyOnLinesThatAreNotComments() throws {

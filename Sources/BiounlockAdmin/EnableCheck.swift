@@ -1,3 +1,5 @@
+import BiounlockCore
+
 /// What `biounlock enable` checks before turning biometric unlock on, like LocalAuthentication's settings
 /// toggle that first asks canEvaluatePolicy: the toggle stays off and the admin is told the
 /// exact command that fixes each gap.
