@@ -70,6 +70,7 @@ final class LinkageTests: XCTestCase {
             "12PamStackLintO", "11EnableCheckO", "12StatusReportO", // doctor's lint, enable's checks, status/list/log
             "13SensorsReportO", "13FprintdReportV", "12FprintdCheckO", // sensors, fprintd's notes
             "4JSONO",                                               // --json
+            "16localizedProblem", "12sensorReason", "7PatternO4draw", // texts and drawings only the CLI shows
         ]
         for name in adminOnly {
             let found = symbols.filter { $0.contains(name) }

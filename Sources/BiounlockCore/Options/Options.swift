@@ -41,8 +41,6 @@ public struct Options: Equatable, Sendable {
     public var sensorSetting: SensorKind = .auto
     /// Why `sensor` is what it is (set when `auto` is resolved), for `biounlock doctor`.
     public var sensorChoice: SensorSelection.Reason?
-    /// `sensorChoice` as a sentence in the CLI's language, for `biounlock doctor` (the module never reads it).
-    public var sensorReason: String { sensorChoice?.text ?? "" }
     public var storePath: String = Options.defaultStorePath
     public var configPath: String = Options.defaultConfigPath
     /// Control socket of the simulated sensor; required for `sensor=simulated`.

@@ -1,5 +1,6 @@
 import Glibc
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 
 /// What every command needs: the effective options and a way to reach the store.

@@ -1,5 +1,6 @@
 import Glibc
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 
 /// `biounlock passcode set|clear USER`: biounlock's own passcode (Argon2id), the fallback
