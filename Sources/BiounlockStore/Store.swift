@@ -112,6 +112,17 @@ public final class Store: AuthStore {
         return store
     }
 
+    /// The store as an authentication opens it -- the module, biounlock-check and `biounlock
+    /// verify` alike: `options.storePath`, existing and trusted only (mode .authenticate), with the
+    /// configured audit retention. One opener, so the three cannot drift apart.
+    public static func openForAuthentication(_ options: Options) -> Result<AuthStore, StoreFailure> {
+        Result { () throws(StoreFailure) -> AuthStore in
+            let store = try Store.open(path: options.storePath, mode: .authenticate)
+            store.retention = Retention(options)
+            return store
+        }
+    }
+
     /// The module's connection keeps the -wal and -shm files when it closes (the last connection
     /// to close would otherwise delete them, so every sudo created and deleted two files), and
     /// truncates the WAL to zero bytes once its close-time checkpoint has completed (so the next

@@ -51,14 +51,8 @@ guard let caller = Accounts.lookup(uid: callerUID) else {
 
 let logger = ServiceLogger(base)
 var service = CheckerService(
-    caller: caller, logger: logger, sensors: Sensors(logger: logger),
-    openStore: { options in
-        Result { () throws(StoreFailure) -> AuthStore in
-            let store = try Store.open(path: options.storePath, mode: .authenticate)
-            store.retention = Store.Retention(options)
-            return store
-        }
-    },
+    caller: caller, logger: logger, sensors: Sensors(logger: logger, helperDiagnostics: .syslog),
+    openStore: Store.openForAuthentication,
     end: monotonicMilliseconds() &+ Int64(CheckProtocol.checkerLifetimeSeconds) * 1000)
 service.setDebug = { base.debugEnabled = $0 }
 service.useLanguage = CheckerLanguage.use

@@ -317,11 +317,7 @@ public struct ReaderInfo: Equatable, Sendable {
         self.enrolStages = enrolStages; self.features = features; self.scanType = scanType
     }
 
-    /// Whether `fprint_device` / `--device` names this reader: its driver, its device id, or both
-    /// as "driver/id" (the helper applies the same rule when it opens one).
-    public func matches(_ selector: String) -> Bool {
-        driver == selector || device == selector || "\(driver)/\(device)" == selector
-    }
+
 }
 
 extension FingerprintSensor {

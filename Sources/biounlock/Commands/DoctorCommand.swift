@@ -118,7 +118,7 @@ enum DoctorCommand {
                                            ["command": "apt install fprintd", "setting": "sensor = libfprint", "path": options.configPath])))
             }
         } else {
-            switch Sensors(logger: StderrLogger()).open(options) {
+            switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).open(options) {
             case .success(let sensor):
                 sensor.close()
                 checks.append(Check(name: "reader", status: .ok, detail: L("{sensor} sensor available", ["sensor": options.sensor.rawValue]), fix: nil))
