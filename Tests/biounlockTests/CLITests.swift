@@ -84,6 +84,31 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// Values are checked by the parser from each option's kind (OptionValueKind), before the
+    /// command runs: every command taking --service refuses the same names, numbers follow Core's
+    /// integer rule (no sign, no spaces, in range), and nothing is created on the way.
+    func testOptionValuesAreCheckedBeforeTheCommandRuns() throws {
+        let cases: [([String], String)] = [
+            (["enable", user, "--service", "../sudo"], "'../sudo' is not a PAM service name"),
+            (["disable", user, "--service", "su do"], "'su do' is not a PAM service name"),
+            (["verify", user, "--service", ".hidden"], "'.hidden' is not a PAM service name"),
+            (["log", "--service", "pam.d/sudo"], "'pam.d/sudo' is not a PAM service name"),
+            (["log", "--limit", "+5"], "--limit takes 1-1000000"),
+            (["log", "--limit=0"], "--limit takes 1-1000000"),
+            (["enrol", user, "--timeout", "601"], "--timeout takes 1-600 seconds"),
+            (["enrol", user, "--timeout", " 5"], "--timeout takes 1-600 seconds"),
+            (["sim", "scan", "x", "--wait", "-1"], "--wait takes 0-600 seconds"),
+            (["sim", "sleep", "+5"], "'+5' is not a valid MS for sim sleep"),
+        ]
+        for (args, message) in cases {
+            let r = try cli(args)
+            XCTAssertEqual(r.status, 64, "\(args): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(message), "\(args): \(r.stderr)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: db))
+        XCTAssertEqual(try cli(["log", "--service", "polkit-1", "--limit", "3"]).status, 0)
+    }
+
     func testWritesNeedRoot() throws {
         for args in [["enable", user], ["passcode", "set", user, "--stdin"], ["enrol", user], ["disable", user], ["unenrol", user, "--all"]] {
             let r = try cli(args, stdin: "2468\n", asUser: 65534)

@@ -447,8 +447,10 @@ func isReaderSelector(_ value: String) -> Bool {
     !value.isEmpty && value.utf8.count <= 128 && value.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
 }
 
-/// Parses a decimal integer within `range` without trapping on any input.
-func boundedInteger(_ value: String?, in range: ClosedRange<Int>) -> Int? {
+/// Parses a decimal integer within `range` without trapping on any input: ASCII digits only (no
+/// sign, no spaces), at most 9 of them. The one integer rule for module arguments, the config file
+/// and the CLI's options.
+public func boundedInteger(_ value: String?, in range: ClosedRange<Int>) -> Int? {
     guard let value, !value.isEmpty, value.utf8.count <= 9,
           value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(value), range.contains(n)
     else { return nil }
