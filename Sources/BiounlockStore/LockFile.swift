@@ -140,10 +140,15 @@ final class LockFile {
     }
 }
 
-/// The descriptors a durable count needs (the WAL and the store's directory), opened *before*
-/// the count is taken: an attempt that could be counted but not made durable -- say with too few
-/// descriptors left (RLIMIT_NOFILE) -- would be counted and never checked. Without a WAL (a
-/// store another tool switched to a rollback journal) SQLite syncs each commit itself.
+/// The descriptor a durable count needs (the WAL's), opened *before* the count is taken: an
+/// attempt that could be counted but not made durable -- say with too few descriptors left
+/// (RLIMIT_NOFILE) -- would be counted and never checked. Without a WAL (a store another tool
+/// switched to a rollback journal) SQLite syncs each commit itself.
+///
+/// The store's directory is not synced here: the WAL's name in it is durable from its first
+/// commit on, because SQLite syncs a new WAL's header before the first frame is written, and its
+/// unix VFS syncs the directory with a connection's first sync of a journal it opened. (Syncing
+/// the directory again cost one fsync per counted attempt: scripts/bench, bench/RESULTS.md.)
 final class SyncTargets {
     private var fds: [Int32] = []
     /// The WAL did not exist yet when these were opened (a connection that has not read yet).
@@ -151,7 +156,7 @@ final class SyncTargets {
 
     init(storePath: String) throws(StoreFailure) {
         let wal = storePath + "-wal"
-        for (file, flags) in [(wal, O_RDONLY), (TrustedFiles.parentDirectory(of: storePath), O_RDONLY | O_DIRECTORY)] {
+        for (file, flags) in [(wal, O_RDONLY)] {
             let fd = Glibc.open(file, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
             if fd < 0 {
                 let e = errno
