@@ -3,7 +3,8 @@ import Foundation
 @testable import BiounlockAdmin
 import BiounlockCore
 
-final class FprintdCheckTests: XCTestCase {
+/// Whether fprintd and pam_fprintd are set up too (FprintdCheck, FprintdReport; `biounlock status` shows it).
+final class SensorsReportTests: XCTestCase {
     func testPamFprintdIsFoundOnlyOnLinesThatAreNotComments() throws {
         var template = Array("/tmp/bu-pamd.XXXXXX".utf8CString)
         let dir = String(cString: try XCTUnwrap(mkdtemp(&template)))
