@@ -149,7 +149,10 @@ public final class Store: AuthStore {
 
     static func createIfMissing(path: String) throws(StoreFailure) {
         let directory = TrustedFiles.parentDirectory(of: path)
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+        if mkdir(directory, 0o700) == 0 {
+            // mkdir's mode passes through the umask: a made directory is set to 0700 whatever it is.
+            chmod(directory, 0o700)
+        } else if errno != EEXIST {
             throw StoreFailure("cannot create \(directory): \(errnoDescription(errno))")
         }
         if let problem = TrustedFiles.checkDirectory(directory) { throw StoreFailure(problem.description) }
