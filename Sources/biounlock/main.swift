@@ -35,6 +35,10 @@ let topHelp = """
     \(L("Run '{command}' for a command's details.", ["command": "biounlock <command> --help"]))
     """
 
+// --json anywhere on the line is the flag (the parser takes it wherever it is): English from here
+// on, so that the usage errors the parser finds (an option's value out of range, say) are English too.
+if CommandLine.arguments.dropFirst().contains("--json") { CLILocale.english() }
+
 let status: Int32
 do {
     switch try Parser.parse(Array(CommandLine.arguments.dropFirst()), commands: commands, topHelp: topHelp) {
@@ -42,7 +46,6 @@ do {
         print(text)
         status = 0
     case .run(let invocation):
-        if invocation.globals.json { CLILocale.english() }
         if invocation.spec.writes && geteuid() != 0 {
             throw CommandFailure(L("'{command}' changes the biounlock store, which only root may do; run it as root (e.g. with sudo)",
                                    ["command": invocation.spec.path.joined(separator: " ")]))
