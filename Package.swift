@@ -4,6 +4,7 @@
 //
 // Layers, bottom to top (the tree under Sources/ follows them):
 //   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt), CSystem, CIntl (libc)
+//   system calls    BiounlockSystem                   (the only Swift target that imports Glibc: typed Errno, EINTR, poll, files)
 //   core policy     BiounlockCore                     (options, policy chain, messages and their translations, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
 //   sensors         BiounlockSensors                  (simulated sensor; libfprint through the helper)
@@ -65,6 +66,13 @@ let package = Package(
                        providers: [.apt(["libfprint-2-dev", "libglib2.0-dev"])]),
         // libc's variadic prctl and syslog, for the checker only (no library to link).
         .systemLibrary(name: "CCheck"),
+
+        // The one system-call layer: every libc call of the Swift targets goes through it (EINTR
+        // retried in one funnel, failures an Errno naming the call, descriptors owned, directory
+        // names read in place, the monotonic clock, the file trust checks). Debug builds (and
+        // scripts/fuzz) compile in its fault injection; release builds -- what ships -- do not.
+        .target(name: "BiounlockSystem", dependencies: ["CSystem", "CIntl"],
+                swiftSettings: [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))]),
 
         // Core policy: no Foundation (it is linked into the PAM module).
         .target(name: "BiounlockCore", dependencies: ["CSodium", "CIntl"]),
@@ -134,6 +142,7 @@ let package = Package(
         // Helpers the test targets share (running a built program with a time limit, ...).
         .target(name: "TestSupport", dependencies: ["BiounlockSensors"], path: "Tests/TestSupport", swiftSettings: testSettings),
 
+        .testTarget(name: "BiounlockSystemTests", dependencies: ["BiounlockSystem"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings),

@@ -1,0 +1,3 @@
+import XCTest
+@testable import BiounlockSystem
+final class PlaceholderTests: XCTestCase { func testNothing() {} }
