@@ -75,7 +75,7 @@ let package = Package(
                 swiftSettings: [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))]),
 
         // Core policy: no Foundation (it is linked into the PAM module).
-        .target(name: "BiounlockCore", dependencies: ["CSodium", "CIntl"]),
+        .target(name: "BiounlockCore", dependencies: ["BiounlockSystem", "CSodium"]),
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite", "CSystem"]),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
         .target(name: "BiounlockFprintProtocol"),
@@ -118,7 +118,7 @@ let package = Package(
 
         // What only the admin tool needs: doctor's pam.d lint, the status, log and sensors reports,
         // enable's checks, JSON. Never linked into the module (LinkageTests checks its symbols).
-        .target(name: "BiounlockAdmin", dependencies: ["BiounlockCore"]),
+        .target(name: "BiounlockAdmin", dependencies: ["BiounlockCore", "BiounlockSystem"]),
 
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(

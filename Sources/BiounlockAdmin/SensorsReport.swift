@@ -1,3 +1,4 @@
+import BiounlockSystem
 import BiounlockCore
 
 /// The shape of `biounlock sensors`, as text and as JSON (add fields, never rename or remove).

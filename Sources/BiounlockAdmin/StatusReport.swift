@@ -1,3 +1,4 @@
+import BiounlockSystem
 import BiounlockCore
 
 /// The shape of `biounlock status`, as text and as JSON. The JSON shape is documented in the

@@ -1,3 +1,4 @@
+import BiounlockSystem
 import CSystem
 import Glibc
 import BiounlockCore

@@ -1,3 +1,4 @@
+import BiounlockSystem
 import CSQLite
 import Glibc
 import BiounlockCore

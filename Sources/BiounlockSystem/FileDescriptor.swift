@@ -128,6 +128,22 @@ extension FileDescriptor {
         }
     }
 
+    /// read(2) until the end of the file, at most `limit + 1` bytes (more than `limit` tells the
+    /// caller the file is too large), continuing after short reads. A nonblocking descriptor with
+    /// nothing to read fails with EAGAIN.
+    public func readAll(upTo limit: Int) throws(Errno) -> [UInt8] {
+        let capacity = min(max(0, limit), Int.max - 1) + 1
+        var bytes = [UInt8](repeating: 0, count: capacity)
+        var total = 0
+        while total < capacity {
+            let n = try read(into: &bytes, at: total)
+            if n == 0 { break }
+            total += n
+        }
+        bytes.removeSubrange(total...)
+        return bytes
+    }
+
     // MARK: state
 
     /// fstat(2).

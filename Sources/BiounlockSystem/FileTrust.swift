@@ -102,16 +102,10 @@ public enum TrustedFiles {
         do throws(Errno) { st = try file.descriptor.status() } catch { return .failure(.unreadable(path, error)) }
         if let problem = checkOpened(path, st) { return .failure(problem) }
         if st.size > limit { return .failure(.tooLarge(path)) }
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
-        var total = 0
-        while total <= limit {
-            let n: Int
-            do throws(Errno) { n = try file.descriptor.read(into: &bytes, at: total) } catch { return .failure(.unreadable(path, error)) }
-            if n == 0 { break }
-            total += n
-        }
-        if total > limit { return .failure(.tooLarge(path)) }
-        return .success(String(decoding: bytes[0..<total], as: UTF8.self))
+        let bytes: [UInt8]
+        do throws(Errno) { bytes = try file.descriptor.readAll(upTo: limit) } catch { return .failure(.unreadable(path, error)) }
+        if bytes.count > limit { return .failure(.tooLarge(path)) }
+        return .success(String(decoding: bytes, as: UTF8.self))
     }
 
     /// Checks a program biounlock runs as root (the libfprint helper): an absolute, canonical

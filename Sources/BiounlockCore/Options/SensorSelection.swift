@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 
 /// `sensor=auto`: which backend to use on this machine, decided once when the options are loaded.
 ///
@@ -16,10 +16,7 @@ public enum SensorSelection {
 
     /// The first of `fprintdServiceFiles` that exists.
     public static func installedFprintdService(_ paths: [String] = SensorSelection.fprintdServiceFiles) -> String? {
-        paths.first { path in
-            var st = stat()
-            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
-        }
+        paths.first { path in (try? FileStatus.of(path, followingSymbolicLinks: true))?.kind == .regular }
     }
 
     /// Why the backend in use is the one it is, for `biounlock doctor`.

@@ -1,3 +1,5 @@
+import BiounlockSystem
+
 /// The seams between the policy chain and the outside world. The module supplies PAM- and
 /// syslog-backed implementations, the CLI terminal- and stderr-backed ones, tests in-memory ones.
 
