@@ -76,7 +76,7 @@ let package = Package(
 
         // Core policy: no Foundation (it is linked into the PAM module).
         .target(name: "BiounlockCore", dependencies: ["BiounlockSystem", "CSodium"]),
-        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite", "CSystem"]),
+        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"]),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
         .target(name: "BiounlockFprintProtocol"),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),

@@ -124,7 +124,11 @@ public struct AuditEvent: Equatable, Sendable {
 
 public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// The failed system call behind it, when there is one.
+    public let cause: Errno?
+    public init(_ description: String) { self.description = description; cause = nil }
+    /// "what: message" ("cannot open /var/lib/biounlock/store-lock: Permission denied"), the call kept.
+    public init(_ what: String, _ cause: Errno) { description = "\(what): \(cause.message)"; self.cause = cause }
 }
 
 /// What the policy chain needs from the store during one transaction.
