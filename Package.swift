@@ -77,8 +77,8 @@ let package = Package(
         // Core policy: no Foundation (it is linked into the PAM module).
         .target(name: "BiounlockCore", dependencies: ["BiounlockSystem", "CSodium"]),
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"]),
-        // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
-        .target(name: "BiounlockFprintProtocol"),
+        // The wire protocol between the module/CLI and the libfprint helper: pure Swift over the system layer.
+        .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"]),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
         // The protocol between the module running as the user and biounlock-check (the helper
         // protocol's framing, its own messages): pure Swift + Glibc.

@@ -72,7 +72,7 @@ public enum CheckerClient {
         let end = monotonicMilliseconds() &+ Int64(CheckProtocol.checkerLifetimeSeconds) * 1000 &+ 5_000
         func send(_ message: ModuleMessage) -> Bool {
             var payload = message.payload
-            defer { wipeBytes(&payload) }
+            defer { Memory.zero(&payload) }
             return channel.send(payload, until: min(monotonicMilliseconds() &+ 5_000, end)).isSuccess
         }
         guard !sendRequest || send(.authenticate(request)) else { return .failure(Failure("did not take the request")) }

@@ -72,7 +72,7 @@ public struct CheckerService {
             logger.log(.notice, "uid \(caller.uid): no request (\(f))")
             return Decision(.unavailable, .checkerUnavailable)
         case .success(var payload):
-            defer { wipeBytes(&payload) }
+            defer { Memory.zero(&payload) }
             guard case .authenticate(let r)? = ModuleMessage(payload: payload) else {
                 logger.log(.warning, "uid \(caller.uid) (\(sanitizedForLog(caller.name))): malformed request; nothing checked")
                 return answer(Decision(.unavailable, .checkerUnavailable), on: channel)

@@ -29,6 +29,10 @@ public struct SystemClock: Clock {
     }
 }
 
+/// SystemClock's monotonic milliseconds, for the absolute deadlines the helper protocols carry
+/// (`Int64.max`: no bound, as `Deadline.never`).
+public func monotonicMilliseconds() -> Int64 { SystemClock().monotonicMilliseconds() }
+
 /// A point on the monotonic clock by which an operation must end.
 public struct Deadline: Equatable, Hashable, Sendable {
     public let milliseconds: Int64
