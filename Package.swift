@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"]),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift over the system layer.
         .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"]),
-        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
+        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"]),
         // The protocol between the module running as the user and biounlock-check (the helper
         // protocol's framing, its own messages): pure Swift + Glibc.
         .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),

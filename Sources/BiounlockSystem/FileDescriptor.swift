@@ -40,8 +40,14 @@ public struct OwnedDescriptor: ~Copyable {
 
 /// The two ends of a socketpair, each owned.
 public struct DescriptorPair: ~Copyable {
-    public var first: OwnedDescriptor
-    public var second: OwnedDescriptor
+    public let first: OwnedDescriptor
+    public let second: OwnedDescriptor
+
+    /// Gives up ownership of the first end (the caller closes it, or hands it on); the second
+    /// is closed now.
+    public consuming func releaseFirst() -> FileDescriptor {
+        first.release()
+    }
 }
 
 extension FileDescriptor {

@@ -220,7 +220,13 @@ public enum PasscodeAttempt: Equatable, Sendable {
 /// Why the reader cannot be used now (biometrics "unavailable": fall back, never a failed match).
 public struct SensorUnavailable: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// The failed system call behind it, when there is one.
+    public let cause: Errno?
+    public init(_ description: String) { self.description = description; cause = nil }
+    /// "call: message" ("socketpair: Too many open files").
+    public init(_ cause: Errno) { description = cause.description; self.cause = cause }
+    /// "what: message" ("bind /run/biounlock/sim.sock: Permission denied"), the call kept.
+    public init(_ what: String, _ cause: Errno) { description = "\(what): \(cause.message)"; self.cause = cause }
 }
 
 /// Why the reader asked for another touch. A retry is never a failed match.
