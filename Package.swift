@@ -81,12 +81,12 @@ let package = Package(
         .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"]),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"]),
         // The protocol between the module running as the user and biounlock-check (the helper
-        // protocol's framing, its own messages): pure Swift + Glibc.
+        // protocol's framing, its own messages): pure Swift.
         .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
         // Both sides of that exchange: the checker's service (the policy chain with a relayed
         // conversation) and the module's client (start the checker, relay, map the decision).
         .target(name: "BiounlockCheck",
-                dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol"]),
+                dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol"]),
 
         // The setuid-root checker: a thin entry that hardens its process and runs BiounlockCheck.
         // Full RELRO and every symbol bound at start, like the module.

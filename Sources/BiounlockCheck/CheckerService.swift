@@ -1,5 +1,4 @@
 import BiounlockSystem
-import Glibc
 import BiounlockCore
 import BiounlockFprintProtocol
 import BiounlockCheckProtocol
@@ -111,7 +110,7 @@ public struct CheckerService {
         // chain, which reports the store as unavailable like a root caller would.
         let storeDirectory = TrustedFiles.parentDirectory(of: options.storePath)
         var lock: CallerLock?
-        if access(storeDirectory, F_OK) == 0 {
+        if FileSystem.exists(storeDirectory) {
             switch CallerLock.acquire(uid: caller.uid, directory: storeDirectory) {
             case .success(let l): lock = l
             case .failure(let why):

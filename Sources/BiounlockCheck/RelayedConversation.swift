@@ -1,5 +1,4 @@
 import BiounlockSystem
-import Glibc
 import BiounlockCore
 import BiounlockFprintProtocol
 import BiounlockCheckProtocol
