@@ -58,14 +58,13 @@ let package = Package(
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // libc's GNU extensions that the Glibc module hides (open-file-description locks).
+        // libc's calls that the Glibc module hides or Swift cannot make (open-file-description
+        // locks, variadic prctl and syslog, the checker's C signal handler); only BiounlockSystem imports it.
         .systemLibrary(name: "CSystem"),
         // glibc's gettext (libintl is part of libc: no library to link) and the locale queries.
         .systemLibrary(name: "CIntl"),
         .systemLibrary(name: "CFPrint", pkgConfig: "libfprint-2",
                        providers: [.apt(["libfprint-2-dev", "libglib2.0-dev"])]),
-        // libc's variadic prctl and syslog, for the checker only (no library to link).
-        .systemLibrary(name: "CCheck"),
 
         // The one system-call layer: every libc call of the Swift targets goes through it (EINTR
         // retried in one funnel, failures an Errno naming the call, descriptors owned, directory
@@ -92,7 +91,7 @@ let package = Package(
         // Full RELRO and every symbol bound at start, like the module.
         .executableTarget(
             name: "biounlock-check",
-            dependencies: ["CCheck", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
                            "BiounlockCheckProtocol", "BiounlockCheck"],
             // A single-threaded program: Swift 5 mode spares its top-level code actor isolation.
             swiftSettings: [.swiftLanguageMode(.v5)],
