@@ -100,20 +100,28 @@ public enum ProcessState {
 /// the PAM module never calls it.
 public enum LocaleSetting {
     public enum Category: Sendable {
-        case characterType, messages
+        case all, characterType, messages
         var value: Int32 {
             switch self {
+            case .all: return LC_ALL
             case .characterType: return LC_CTYPE
             case .messages: return LC_MESSAGES
             }
         }
     }
 
-    /// setlocale(category, name): false when the system has no such locale.
+    /// setlocale(category, name): false when the system has no such locale. An empty name takes
+    /// the locale from the environment (LC_ALL, LC_*, LANG).
     @discardableResult
     public static func set(_ category: Category, to name: String) -> Bool {
         setlocale(category.value, name) != nil
     }
+}
+
+/// The C library's standard output stream, which print() writes to.
+public enum StandardOutput {
+    /// fflush(stdout).
+    public static func flush() { biounlock_flush_standard_output() }
 }
 
 /// The process environment.

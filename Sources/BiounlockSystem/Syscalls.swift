@@ -10,7 +10,7 @@ public enum SystemCall: String, CaseIterable, Sendable {
     case opendir
     case posixSpawn = "posix_spawn", waitpid, kill
     case getpwnamR = "getpwnam_r", getpwuidR = "getpwuid_r", gethostname
-    case tcgetattr, tcsetattr, tcgetpgrp
+    case tcgetattr, tcsetattr, tcgetpgrp, ttyname = "ttyname_r"
     case setrlimit, getrlimit, setgroups, setregid, sigprocmask, prctl
     case nanosleep
 }

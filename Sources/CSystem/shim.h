@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <stdio.h>
 #include <syslog.h>
+#include <termios.h>
 #include <unistd.h>
 
 /// fcntl(fd, F_OFD_SETLK, ...) on the bytes [start, start + length): an open-file-description
@@ -57,4 +59,32 @@ static inline void biounlock_watchdog(unsigned int seconds) {
     signal(SIGALRM, biounlock_watchdog_fired);
     alarm(seconds);
 }
+
+/* The terminal settings put back when SIGINT arrives while a CLI prompt has echo off (the
+ * handler is C: tcsetattr, signal and raise are async-signal-safe). For the CLI only: the module
+ * never touches its host's signals. */
+static inline int *biounlock_restore_fd(void) { static int fd = -1; return &fd; }
+static inline struct termios *biounlock_restore_settings(void) { static struct termios settings = {0}; return &settings; }
+
+static inline void biounlock_restore_terminal(int signo) {
+    if (*biounlock_restore_fd() >= 0) (void)tcsetattr(*biounlock_restore_fd(), TCSANOW, biounlock_restore_settings());
+    signal(signo, SIG_DFL);
+    raise(signo);
+}
+
+/// SIGINT restores `settings` on `fd`, then ends the process as SIGINT would have.
+static inline void biounlock_arm_terminal_restore(int fd, const struct termios *settings) {
+    *biounlock_restore_settings() = *settings;
+    *biounlock_restore_fd() = fd;
+    signal(SIGINT, biounlock_restore_terminal);
+}
+
+/// SIGINT back at its default action.
+static inline void biounlock_disarm_terminal_restore(void) {
+    *biounlock_restore_fd() = -1;
+    signal(SIGINT, SIG_DFL);
+}
+
+/// fflush(stdout): what print() buffered is written now.
+static inline void biounlock_flush_standard_output(void) { (void)fflush(stdout); }
 #endif

@@ -1,5 +1,4 @@
 import BiounlockSystem
-import Glibc
 import BiounlockCore
 import BiounlockAdmin
 import BiounlockStore
@@ -33,7 +32,7 @@ struct Context {
     }
 
     /// Whether a store file exists yet (read commands do not create one).
-    var storeExists: Bool { access(options.storePath, F_OK) == 0 }
+    var storeExists: Bool { FileSystem.exists(options.storePath) }
 
     /// The account for USER, or a failure naming the problem.
     func account(_ name: String) throws(CommandFailure) -> Account {

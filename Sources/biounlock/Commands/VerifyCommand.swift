@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
 import BiounlockSensors
 import BiounlockStore
@@ -23,7 +23,7 @@ enum VerifyCommand {
         let chain = PolicyChain(
             options: options, conversation: TerminalConversation(), logger: logger, sensors: Sensors(logger: logger, helperDiagnostics: .stderr),
             openStore: { Store.openForAuthentication(options) },
-            sessionFacts: { SessionProbe.facts(rhost: "", tty: "", environment: { getenv($0).map { String(cString: $0) } }, options: options) },
+            sessionFacts: { SessionProbe.facts(rhost: "", tty: "", environment: { Environment.value($0).map { String(decoding: $0, as: UTF8.self) } }, options: options) },
             terminal: { ControllingTerminal.forConversation(pamTTY: "") })
         let decision = chain.run(AuthRequest(user: name, service: service, tty: ttyName()))
         // TRANSLATORS: {outcome}, {method} and {reason} are the audit log's codes (success,
@@ -36,8 +36,7 @@ enum VerifyCommand {
     }
 
     static func ttyName() -> String {
-        guard let name = ttyname(STDIN_FILENO) else { return "" }
-        return String(cString: name)
+        FileDescriptor.standardInput.terminalName ?? ""
     }
 }
 
@@ -48,7 +47,7 @@ final class TerminalConversation: Conversation {
     func promptSecret(_ prompt: String) -> ConversationReply {
         let secret: Secret
         do {
-            secret = isatty(STDIN_FILENO) != 0 ? try SecretInput.prompt(prompt) : try SecretInput.readLine(fd: STDIN_FILENO)
+            secret = FileDescriptor.standardInput.isTerminal ? try SecretInput.prompt(prompt) : try SecretInput.readLine()
         } catch {
             return .failed
         }
