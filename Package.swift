@@ -122,7 +122,7 @@ let package = Package(
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
             name: "biounlock",
-            dependencies: ["BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]

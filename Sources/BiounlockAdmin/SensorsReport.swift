@@ -80,7 +80,7 @@ public enum FprintdCheck {
     /// Looks at `pamDirectory` for services calling pam_fprintd.so and at the usual fprintd paths.
     public static func scan(pamDirectory: String = "/etc/pam.d", daemonPaths: [String] = FprintdCheck.daemonPaths) -> FprintdReport {
         var files: [String] = []
-        for name in Directory.names(pamDirectory).sorted() {
+        for name in PamDirectory.serviceNames(pamDirectory) {
             let path = pamDirectory + "/" + name
             // Only root-owned service files count (libpam itself ignores nothing, but an
             // admin tool has no business reading what it cannot trust either).

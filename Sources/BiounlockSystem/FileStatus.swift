@@ -76,6 +76,17 @@ public enum FileSystem {
         access(path, F_OK) == 0
     }
 
+    /// The bytes of a regular file (a symbolic link followed), at most `limit`: nil when it is
+    /// missing, not a regular file, larger, or unreadable. Opened O_NONBLOCK (a FIFO cannot
+    /// block us) and checked on the open descriptor. No trust checks: for files that decide
+    /// nothing (doctor's view of pam.d, /proc).
+    public static func readRegularFile(_ path: String, limit: Int) -> [UInt8]? {
+        guard let file = try? FileDescriptor.open(path, .readOnly, options: [.nonBlocking, .noControllingTerminal]),
+              let st = try? file.descriptor.status(), st.kind == .regular, st.size <= limit,
+              let bytes = try? file.descriptor.readAll(upTo: limit), bytes.count <= limit else { return nil }
+        return bytes
+    }
+
     /// chdir(2).
     public static func changeDirectory(_ path: String) throws(Errno) {
         _ = try system(.chdir) { chdir(path) }.get()

@@ -109,6 +109,30 @@ public enum ChildProcess {
     }
 }
 
+/// Whether a shared object loads, tried where it cannot hurt the caller: fork(2), and the child
+/// only dlopen(RTLD_NOW)s it, looks `symbols` up and _exits. For the CLI's doctor (a broken
+/// module must not take it down); the module never forks its host.
+public enum SharedObject {
+    public static func loadsInChildProcess(_ path: String, exporting symbols: [String]) -> Bool {
+        // The C strings are made before the fork: the child allocates nothing.
+        let strings = CStringArray([path] + symbols)
+        guard strings.complete, let file = strings.pointers.first ?? nil else { return false }
+        let pid = fork()
+        if pid == 0 {
+            let handle = dlopen(file, RTLD_NOW | RTLD_LOCAL)
+            var ok = handle != nil
+            for name in strings.pointers.dropFirst() where ok {
+                if let name { ok = dlsym(handle, name) != nil }
+            }
+            _exit(ok ? 0 : 1)
+        }
+        guard pid > 0 else { return false }
+        var status: Int32 = 0
+        guard case .success(let rc) = system(.waitpid, { waitpid(pid, &status, 0) }), rc == pid else { return false }
+        return status == 0
+    }
+}
+
 /// A NULL-terminated array of C strings for posix_spawn, freed on deinit.
 final class CStringArray {
     private(set) var pointers: [UnsafeMutablePointer<CChar>?]
