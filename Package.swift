@@ -102,7 +102,7 @@ let package = Package(
         // libfprint and GLib never load into sudo or login. The only target that links CFPrint.
         .executableTarget(
             name: "biounlock-fprint",
-            dependencies: ["CFPrint", "BiounlockFprintProtocol"],
+            dependencies: ["CFPrint", "BiounlockSystem", "BiounlockFprintProtocol"],
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
         ),

@@ -193,6 +193,7 @@ public enum SystemLog {
     /// openlog(identifier, LOG_PID | LOG_NDELAY, LOG_AUTHPRIV).
     public static func open(identifier: StaticString) {
         // A literal: NUL-terminated and valid for the life of the process, as openlog keeps it.
+        guard identifier.hasPointerRepresentation else { return }
         biounlock_openlog_authpriv(UnsafeRawPointer(identifier.utf8Start).assumingMemoryBound(to: CChar.self))
     }
 

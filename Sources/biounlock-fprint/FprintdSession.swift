@@ -1,5 +1,4 @@
 import BiounlockSystem
-import Glibc
 import CFPrint
 import BiounlockFprintProtocol
 
