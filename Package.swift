@@ -141,7 +141,9 @@ let package = Package(
         // Helpers the test targets share (running a built program with a time limit, ...).
         .target(name: "TestSupport", dependencies: ["BiounlockSensors"], path: "Tests/TestSupport", swiftSettings: testSettings),
 
-        .testTarget(name: "BiounlockSystemTests", dependencies: ["BiounlockSystem"], swiftSettings: testSettings),
+        // Built with the layer's fault injection, like the layer in debug builds.
+        .testTarget(name: "BiounlockSystemTests", dependencies: ["BiounlockSystem"],
+                    swiftSettings: testSettings + [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))]),
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings),

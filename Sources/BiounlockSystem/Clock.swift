@@ -43,15 +43,19 @@ public struct Deadline: Equatable, Hashable, Sendable {
 
     public var isUnbounded: Bool { milliseconds == .max }
 
+    /// `milliseconds` from now; saturating, so a huge wait is a far deadline (or none), never a
+    /// wrapped one in the past.
     public static func after(milliseconds: Int64, clock: Clock = SystemClock()) -> Deadline {
-        Deadline(milliseconds: clock.monotonicMilliseconds() &+ milliseconds)
+        let (sum, overflow) = clock.monotonicMilliseconds().addingReportingOverflow(milliseconds)
+        return Deadline(milliseconds: overflow ? (milliseconds > 0 ? .max : .min) : sum)
     }
 
     /// Milliseconds left (0 when passed), clamped to what poll(2) accepts.
     public func remaining(clock: Clock = SystemClock()) -> Int32 {
-        let left = milliseconds &- clock.monotonicMilliseconds()
-        if left <= 0 { return 0 }
-        return left > Int64(Int32.max) ? Int32.max : Int32(left)
+        let now = clock.monotonicMilliseconds()
+        guard milliseconds > now else { return 0 }
+        let (left, overflow) = milliseconds.subtractingReportingOverflow(now)
+        return overflow || left > Int64(Int32.max) ? Int32.max : Int32(left)
     }
 
     public func hasPassed(clock: Clock = SystemClock()) -> Bool { remaining(clock: clock) == 0 }

@@ -22,10 +22,10 @@ public enum MessageCatalog {
 
     /// Why `bytes` must not be handed to glibc's gettext, or nil when it may.
     public static func problem(_ bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBufferPointer { problem(in: $0) }
+        problem(in: bytes)
     }
 
-    static func problem(in file: UnsafeBufferPointer<UInt8>) -> String? {
+    static func problem(in file: [UInt8]) -> String? {
         let size = UInt64(file.count)
         guard file.count <= maximumSize else { return "larger than \(maximumSize) bytes" }
         guard size >= 28 else { return "shorter than a catalog header" }
@@ -82,7 +82,7 @@ public enum MessageCatalog {
 
         // The header entry (the translation of ""): UTF-8, and a plural rule that cannot trap.
         guard let header else { return "no header entry" }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: file[header.start..<(header.start + header.length)]), as: UTF8.self)
+        let text = String(decoding: file[header.start..<(header.start + header.length)], as: UTF8.self)
         return headerProblem(text)
     }
 
@@ -127,7 +127,7 @@ public enum MessageCatalog {
         return value.isEmpty ? nil : String(value)
     }
 
-    static func word(_ file: UnsafeBufferPointer<UInt8>, _ offset: UInt64, swapped: Bool) -> UInt32? {
+    static func word(_ file: [UInt8], _ offset: UInt64, swapped: Bool) -> UInt32? {
         guard offset <= UInt64(file.count), UInt64(file.count) - offset >= 4 else { return nil }
         let o = Int(offset)
         let little = UInt32(file[o]) | UInt32(file[o + 1]) << 8 | UInt32(file[o + 2]) << 16 | UInt32(file[o + 3]) << 24

@@ -1,3 +1,0 @@
-import XCTest
-@testable import BiounlockSystem
-final class PlaceholderTests: XCTestCase { func testNothing() {} }
