@@ -63,7 +63,3 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
-
-/// strerror's text for a raw errno value, for code not yet holding an `Errno`.
-/// Transitional: removed once every target's failures carry an `Errno`.
-public func errnoDescription(_ code: Int32) -> String { Errno.Code(rawValue: code).description }
