@@ -16,7 +16,7 @@ public enum PasswordDatabase {
         let count = buffer.count
         guard case .success = systemReturningError(.getpwnamR, { getpwnam_r(name, &pwd, &buffer, count, &result) }),
               result != nil, let pwName = pwd.pw_name else { return nil }
-        return Entry(name: String(cString: pwName), uid: pwd.pw_uid)
+        return Entry(name: String(decoding: CString.bytes(pwName, maximumLength: count), as: UTF8.self), uid: pwd.pw_uid)
     }
 
     /// getpwuid_r(3) with a 16 KiB buffer: nil when there is no such account or the lookup fails.
@@ -27,6 +27,6 @@ public enum PasswordDatabase {
         let count = buffer.count
         guard case .success = systemReturningError(.getpwuidR, { getpwuid_r(uid, &pwd, &buffer, count, &result) }),
               result != nil, let pwName = pwd.pw_name else { return nil }
-        return Entry(name: String(cString: pwName), uid: pwd.pw_uid)
+        return Entry(name: String(decoding: CString.bytes(pwName, maximumLength: count), as: UTF8.self), uid: pwd.pw_uid)
     }
 }
