@@ -29,6 +29,8 @@
  *     terminal) that is the secret of a well-formed hash the harness stored for the user (as
  *     typed, or as a pattern's canonical path). Never for a damaged, missing or untrusted store,
  *     never for a garbage or foreign hash.
+ *   - A single pam_authenticate that succeeds leaves PAM_AUTHTOK unset (the passcode is never
+ *     handed on).
  *   - No descriptor left open (/proc/self/fd counted before and after), no reader or terminal
  *     left unreleased; leaks are ASan's (-detect_leaks=1).
  * Every input is valid: choices are bytes taken modulo what they choose from; missing bytes
@@ -695,6 +697,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (store_variant >= 7 || !proves(&f, who)) {
             fprintf(stderr, "fuzz-module: PAM_SUCCESS for %s (store %d) without its finger or passcode in the input\n",
                     who ? (const char *)who : "(null)", store_variant);
+            abort();
+        }
+    }
+    if (rc == PAM_SUCCESS && !(c0 & 4)) {
+        /* A success hands nothing on: a verified passcode never becomes PAM_AUTHTOK. */
+        const void *token = NULL;
+        if (pam_get_item(pamh, PAM_AUTHTOK, &token) == PAM_SUCCESS && token) {
+            fprintf(stderr, "fuzz-module: PAM_SUCCESS with PAM_AUTHTOK set\n");
             abort();
         }
     }
