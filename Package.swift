@@ -4,13 +4,15 @@
 //
 // Layers, bottom to top (the tree under Sources/ follows them):
 //   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt), CSystem, CIntl (libc)
+//   system calls    BiounlockSystem                   (the only Swift target that imports Glibc: typed Errno, EINTR, poll, files)
 //   core policy     BiounlockCore                     (options, policy chain, messages and their translations, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
 //   sensors         BiounlockSensors                  (simulated sensor; libfprint through the helper)
 //   helper          biounlock-fprint                  (the only program that loads libfprint-2 / GLib)
 //   checker         BiounlockCheck -> biounlock-check (setuid root: the chain for callers without root)
 //   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
-//   CLI             biounlock                         (admin tool, thin: logic lives in the library)
+//   admin           BiounlockAdmin                    (doctor's lint, status/sensors reports, enable checks, JSON: CLI only)
+//   CLI             biounlock                         (admin tool, thin: logic lives in the libraries)
 import PackageDescription
 
 let packageDir = Context.packageDirectory
@@ -56,34 +58,40 @@ let package = Package(
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // libc's GNU extensions that the Glibc module hides (open-file-description locks).
+        // libc's calls that the Glibc module hides or Swift cannot make (open-file-description
+        // locks, variadic prctl and syslog, the checker's C signal handler); only BiounlockSystem imports it.
         .systemLibrary(name: "CSystem"),
         // glibc's gettext (libintl is part of libc: no library to link) and the locale queries.
         .systemLibrary(name: "CIntl"),
         .systemLibrary(name: "CFPrint", pkgConfig: "libfprint-2",
                        providers: [.apt(["libfprint-2-dev", "libglib2.0-dev"])]),
-        // libc's variadic prctl and syslog, for the checker only (no library to link).
-        .systemLibrary(name: "CCheck"),
+
+        // The one system-call layer: every libc call of the Swift targets goes through it (EINTR
+        // retried in one funnel, failures an Errno naming the call, descriptors owned, directory
+        // names read in place, the monotonic clock, the file trust checks). Debug builds (and
+        // scripts/fuzz) compile in its fault injection; release builds -- what ships -- do not.
+        .target(name: "BiounlockSystem", dependencies: ["CSystem", "CIntl"],
+                swiftSettings: [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))]),
 
         // Core policy: no Foundation (it is linked into the PAM module).
-        .target(name: "BiounlockCore", dependencies: ["CSodium", "CIntl"]),
-        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "CSQLite", "CSystem"]),
-        // The wire protocol between the module/CLI and the libfprint helper: pure Swift + Glibc.
-        .target(name: "BiounlockFprintProtocol"),
-        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
+        .target(name: "BiounlockCore", dependencies: ["BiounlockSystem", "CSodium"]),
+        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"]),
+        // The wire protocol between the module/CLI and the libfprint helper: pure Swift over the system layer.
+        .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"]),
+        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"]),
         // The protocol between the module running as the user and biounlock-check (the helper
-        // protocol's framing, its own messages): pure Swift + Glibc.
+        // protocol's framing, its own messages): pure Swift.
         .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
         // Both sides of that exchange: the checker's service (the policy chain with a relayed
         // conversation) and the module's client (start the checker, relay, map the decision).
         .target(name: "BiounlockCheck",
-                dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol"]),
+                dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol"]),
 
         // The setuid-root checker: a thin entry that hardens its process and runs BiounlockCheck.
         // Full RELRO and every symbol bound at start, like the module.
         .executableTarget(
             name: "biounlock-check",
-            dependencies: ["CCheck", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
                            "BiounlockCheckProtocol", "BiounlockCheck"],
             // A single-threaded program: Swift 5 mode spares its top-level code actor isolation.
             swiftSettings: [.swiftLanguageMode(.v5)],
@@ -94,7 +102,7 @@ let package = Package(
         // libfprint and GLib never load into sudo or login. The only target that links CFPrint.
         .executableTarget(
             name: "biounlock-fprint",
-            dependencies: ["CFPrint", "BiounlockFprintProtocol"],
+            dependencies: ["CFPrint", "BiounlockSystem", "BiounlockFprintProtocol"],
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
         ),
@@ -102,15 +110,19 @@ let package = Package(
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
         .target(
             name: "PamBiounlock",
-            dependencies: ["CPAM", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
+            dependencies: ["CPAM", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
             exclude: ["exports.map", "link"],
             linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]
         ),
 
+        // What only the admin tool needs: doctor's pam.d lint, the status, log and sensors reports,
+        // enable's checks, JSON. Never linked into the module (LinkageTests checks its symbols).
+        .target(name: "BiounlockAdmin", dependencies: ["BiounlockCore", "BiounlockSystem"]),
+
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
             name: "biounlock",
-            dependencies: ["BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
@@ -129,14 +141,18 @@ let package = Package(
         // Helpers the test targets share (running a built program with a time limit, ...).
         .target(name: "TestSupport", dependencies: ["BiounlockSensors"], path: "Tests/TestSupport", swiftSettings: testSettings),
 
+        // Built with the layer's fault injection, like the layer in debug builds.
+        .testTarget(name: "BiounlockSystemTests", dependencies: ["BiounlockSystem"],
+                    swiftSettings: testSettings + [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))]),
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockCheckTests",
                     dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],
                     swiftSettings: testSettings),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["CPAM", "TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings),
         .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v6]

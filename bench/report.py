@@ -64,6 +64,7 @@ def signed_ms(us):
 
 def main():
     facts, rows, raw = parse(sys.argv[1])
+    baseline = parse(sys.argv[2]) if len(sys.argv) > 2 else None
     F = lambda tag, key: facts.get((tag, key), "?")
     R = lambda tag, name: rows.get((tag, name), {})
     med = lambda tag, name: num(R(tag, name), "median_us")
@@ -446,6 +447,8 @@ def main():
         w("")
 
     # ---------------------------------------------------------------- notes
+    if baseline:
+        out.extend(CHANGES(facts, rows, baseline))
     w("## Notes on the results")
     w("")
     notes = NOTES(F, R, med, num, rows, facts, raw)
@@ -458,6 +461,85 @@ def main():
     out.extend(raw)
     w("```")
     print("\n".join(out))
+
+
+def CHANGES(facts, rows, baseline):
+    """What this cycle's changes bought: this run beside the baseline run (bench/baseline.raw)."""
+    bfacts, brows, _ = baseline
+    def pair(tag, name, key="median_us"):
+        return num(brows.get((tag, name), {}), key), num(rows.get((tag, name), {}), key)
+    def over(tag, a, b, key="median_us"):
+        x0, x1 = pair(tag, a, key)
+        y0, y1 = pair(tag, b, key)
+        return (None if None in (x0, y0) else x0 - y0), (None if None in (x1, y1) else x1 - y1)
+    def syncs(f):
+        out = {}
+        for l in f.get(("syncs", "lines"), []):
+            d = dict(x.split("=", 1) for x in l.split(" "))
+            out[d["case"]] = int(d["fdatasync_calls"]) / int(d["transactions"])
+        return out
+    def rss(f_rows, name):
+        r, p = f_rows.get((name, "process"), {}), f_rows.get(("mem-permit", "process"), {})
+        a, b = num(r, "maxrss_kib"), num(p, "maxrss_kib")
+        return None if None in (a, b) else (a - b) / MIB
+    def dlopen_named(f_rows, lib):
+        return next((num(v, "median_us") for k, v in f_rows.items() if k[0] == "dlopen" and k[1].endswith(lib)), None)
+    def dlopen1(f_rows):
+        return next((num(v, "median_us") for k, v in f_rows.items() if k[0] == "dlopen1"), None)
+    bs, ts = syncs(bfacts), syncs(facts)
+    lines = []
+    w = lines.append
+    w("## What the changes bought")
+    w("")
+    w(f"This run beside the baseline: the last full run before this cycle's work on the module's cost, "
+      f"`{bfacts.get(('machine', 'command'), '?')}` on {bfacts.get(('machine', 'date'), '?')} "
+      "(its raw lines are kept in bench/baseline.raw; scripts/bench passes them to bench/report.py). Two runs on a "
+      "shared machine: compare differences over pam_permit (each taken within its own run), not raw times.")
+    w("")
+    w("| figure | baseline | this run | change | what changed it |")
+    w("|---|---|---|---|---|")
+    def row(label, b, t, fmt, why):
+        change = "–" if None in (b, t) else fmt(t - b, signed=True)
+        w(f"| {label} | {fmt(b)} | {fmt(t)} | {change} | {why} |")
+    def f_ms(v, signed=False):
+        return "–" if v is None else (f"{v / 1000:+.3f} ms" if signed else f"{v / 1000:.3f} ms")
+    def f_n(v, signed=False):
+        return "–" if v is None else (f"{v:+.1f}" if signed else f"{v:.1f}")
+    def f_mib(v, signed=False):
+        return "–" if v is None else (f"{v:+.2f} MiB" if signed else f"{v:.2f} MiB")
+    def f_bytes(v, signed=False):
+        return "–" if v is None else (f"{v:+,.0f} bytes" if signed else f"{v:,.0f} bytes")
+    def f_int(s_):
+        try:
+            return float(s_)
+        except (TypeError, ValueError):
+            return None
+    bn = bfacts.get(("linkage", "module_needed"), "")
+    tn = facts.get(("linkage", "module_needed"), "")
+    gone = [x for x in bn.split(",") if x and x not in tn.split(",")]
+    w(f"| NEEDED of pam_biounlock.so | {bn} | {tn} | {('no longer: ' + ', '.join(gone)) if gone else 'same'} | "
+      "the C++ runtime linked into the module (Package.swift, `link/libstdc++.so`) |")
+    row("size of pam_biounlock.so", f_int(bfacts.get(("version", "module_size_bytes"))), f_int(facts.get(("version", "module_size_bytes"))),
+        f_bytes, "libstdc++.a linked in (larger); doctor, status and the reports moved to BiounlockAdmin, which only the CLI links (smaller)")
+    row("dlopen of libstdc++.so.6 in a fresh process", dlopen_named(brows, "libstdc++.so.6"), dlopen_named(rows, "libstdc++.so.6"),
+        f_ms, "not loaded any more (– in this run: the row is not measured when the module does not need it)")
+    row("dlopen of the module with its dependencies, alone", dlopen1(brows), dlopen1(rows), f_ms, "the C++ runtime linked in")
+    b, t = over("proc", "bio-off", "permit")
+    row("whole process, not enabled, over pam_permit", b, t, f_ms, "mostly the C++ runtime linked in (less to load and relocate)")
+    b, t = over("inproc", "bio-off", "permit")
+    row("in process, not enabled, over pam_permit", b, t, f_ms, "the same work (arguments, one NSS lookup, trust checks, one indexed read)")
+    b, t = over("inproc", "bio-pin-min", "argon2-min")
+    row("passcode path over Argon2id (minimum-cost hash)", b, t, f_ms,
+        "the in-flight lock and the durable count before the check (counted means checked), one sync fewer per count (the WAL only, not its directory)")
+    b, t = over("inproc", "bio-touch", "bio-off")
+    row("touch over not enabled", b, t, f_ms, "the syncs of the close-time checkpoint (see below)")
+    row("fdatasync per passcode transaction (strace)", bs.get("bio-pin-min"), ts.get("bio-pin-min"), f_n,
+        "count synced outside the write lock (+1, SyncTargets), then its directory sync dropped (−1)")
+    row("fdatasync per touch (strace)", bs.get("bio-touch"), ts.get("bio-touch"), f_n, "a commit no longer syncs (synchronous=NORMAL, with the write queue); only counts are synced, by their writer")
+    row("peak RSS over pam_permit, not enabled", rss(brows, "mem-off"), rss(rows, "mem-off"), f_mib, "the C++ runtime's pages are part of the module now")
+    row("peak RSS over pam_permit, passcode (minimum-cost hash)", rss(brows, "mem-pinmin"), rss(rows, "mem-pinmin"), f_mib, "as above")
+    w("")
+    return lines
 
 
 def NOTES(F, R, med, num, rows, facts, raw):
@@ -478,13 +560,10 @@ def NOTES(F, R, med, num, rows, facts, raw):
             "The rest of the difference is the first transaction's cold start in a new process: page faults on the "
             "module's code and data, the Swift runtime's first metadata and conformance lookups, SQLite's and "
             "libsodium's initialisation, and a larger address space to tear down at exit. "
-            "libstdc++ (needed by the statically linked Swift runtime) and libsqlite3 are loaded only for the module "
-            "by hosts such as sudo that do not link them already, and the dynamic linker resolves every symbol "
-            "reference of each (RTLD_NOW). What bounds it is the module's shape (Swift runtime plus SQLite in a "
-            "dlopened object), not its work per transaction: reducing it needs e.g. linking libstdc++ statically "
-            "into the module or not depending on it, which changes how the module links and is left as a "
-            "proposal, not done here (the toolchain's static-stdlib link arguments name `-lstdc++` themselves, so "
-            "adding `-static-libstdc++` to the module's flags leaves the dependency in place).")
+            "libsqlite3 and libsodium are loaded only for the module by hosts such as sudo that do not link them "
+            "already, and the dynamic linker resolves every symbol reference of each (RTLD_NOW). The C++ runtime "
+            "that the statically linked Swift runtime needs is linked into the module (libstdc++.a, its symbols "
+            "hidden), so no libstdc++.so is loaded and relocated for it: see \"What the changes bought\".")
     if off_in is not None and permit_in is not None:
         notes.append(
             f"- **In process, user without biometric unlock: {signed_ms(off_in - permit_in)} ms over pam_permit "
@@ -509,9 +588,11 @@ def NOTES(F, R, med, num, rows, facts, raw):
                f"shared machine, so the minimum-cost hash gives the precise figure for everything but Argon2id: "
                f"{signed_ms(pinmin - argonmin)} ms ({ms(pinmin)} − {ms(argonmin)}). The touch path pays the same writes: "
                f"{ms(touch)} ms against {ms(off)} ms for a user who only reads. What costs is durability: a success resets "
-               "the counters and appends its audit row in one commit (SQLite in WAL mode with `synchronous=FULL`); the "
-               "first write of a process also syncs the new WAL header and the directory, and the connection's close "
-               "checkpoints the WAL into the store (a sync of each)")
+               "the counters and appends its audit row in one commit (SQLite in WAL mode, `synchronous=NORMAL`: a commit "
+               "does not sync); a passcode attempt is counted and that count synced (the WAL) before the guess is "
+               "checked, so that a power cut cannot undo a wrong guess; the first write of a connection syncs the new WAL "
+               "header and the store's directory (SQLite), and the connection's close checkpoints the WAL into the "
+               "store (a sync of each)")
         if syncs and fs:
             txt += (f". strace counted {syncs.get('bio-pin-min', 0):.1f} fdatasync calls per passcode transaction, "
                     f"{syncs.get('bio-touch', 0):.1f} per touch and {syncs.get('bio-off', 0):.1f} for a user without "
@@ -525,11 +606,11 @@ def NOTES(F, R, med, num, rows, facts, raw):
                     f"the writes (the filesystem's journal: {F('machine', 'fs_journal')}, so fdatasync writes the data and "
                     "the inode from the calling thread), the WAL's truncation at close and regrowth at the next write, "
                     "and SQLite writing and checkpointing the frames")
-        txt += (". A way to go lower, not taken "
-                "here because it changes a guarantee rather than a cost: `synchronous=NORMAL` on the module's "
-                "connection (commits and the WAL header stop syncing; only the close-time checkpoint syncs, so a power "
-                "cut during a transaction could lose a failure count): a security decision for the project, not a "
-                "benchmark.")
+        txt += (". Going lower means fewer syncs per transaction: leaving the WAL uncheckpointed at close "
+                "(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, with a small autocheckpoint) took a passcode transaction from 5 "
+                "to about 2 syncs when tried (pam-loop and strace by hand, not part of this run), but every new connection -- every sudo, enrolled or not -- then rebuilds "
+                "the WAL index from the WAL (recovery), which cost the not-enabled path about 0.1 ms in that trial; "
+                "not taken.")
         notes.append(txt)
     scale_lines = [l for l in facts.get(("store", "lines"), []) if not l.startswith("fill")]
     if scale_lines:

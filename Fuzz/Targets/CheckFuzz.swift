@@ -1,3 +1,4 @@
+import BiounlockSystem
 import BiounlockCore
 import BiounlockStore
 import BiounlockFprintProtocol

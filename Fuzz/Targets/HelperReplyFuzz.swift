@@ -1,3 +1,4 @@
+import BiounlockSystem
 import BiounlockFprintProtocol
 import Glibc
 

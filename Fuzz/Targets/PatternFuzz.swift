@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 
 // Fuzz target: pattern passcodes (Pattern.canonical and every passcode kind's checks).
 //

@@ -1,4 +1,6 @@
+import BiounlockSystem
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 import CSQLite
 import Glibc

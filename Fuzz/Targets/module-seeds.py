@@ -37,7 +37,7 @@ def row(name=DAEMON, enabled=True, passcode=PIN_2468, kind=0, bio_failures=0, pa
 
 
 def seed(rows=(), flags=0, user=DAEMON, service=0, store=0, config=2, env=0, boot=0, alloc=None, prune=False,
-         raw_user=b"", args=b"", config_text=b"", rhost=b"", tty=b"", ruser=b"", reader=b"", keys=b"", answers=()):
+         raw_user=b"", args=b"", config_text=b"", rhost=b"", tty=b"", ruser=b"", reader=b"", keys=b"", faults=b"", answers=()):
     control = [0] * 59
     control[0], control[1], control[2], control[3], control[4], control[5], control[6] = flags, user, service, store, config, env, boot
     if alloc is not None:
@@ -46,7 +46,7 @@ def seed(rows=(), flags=0, user=DAEMON, service=0, store=0, config=2, env=0, boo
     control[10] = (1 if prune else 0) | (len(rows) << 1)
     for r, b in enumerate(rows):
         control[11 + 16 * r: 27 + 16 * r] = b
-    fields = [raw_user, args, config_text, rhost, tty, ruser, reader, keys] + list(answers)
+    fields = [raw_user, args, config_text, rhost, tty, ruser, reader, keys, faults] + list(answers)
     for f in fields:
         assert 0 not in f, f
     return bytes(control) + b"\0".join(fields)
@@ -58,6 +58,17 @@ SCAN = 6            # kind 0 (6 % 6)
 RETRY, ERROR, TIMEOUT, KEY = 2, 3, 4, 5
 def scan(i): return bytes([SCAN, 6 + i])      # 6 + i: id i, never a NUL
 OPENS, UNAVAILABLE, NOTHING = 4, 2, 3
+# Fault rules (BiounlockSystem's FaultSchedule(fuzzInput:)): call, fault, skip, count, each taken
+# modulo its choices -- so 0 (which would end the field) is written as the modulus.
+CALLS = ["open", "read", "write", "send", "recv", "poll", "fstat", "stat", "lstat", "fsync", "fcntl", "fchmod", "dup2",
+         "mkdir", "chmod", "rename", "unlink", "chdir", "socket", "socketpair", "bind", "listen", "accept", "connect",
+         "shutdown", "opendir", "posix_spawn", "waitpid", "kill", "getpwnam_r", "getpwuid_r", "gethostname",
+         "tcgetattr", "tcsetattr", "tcgetpgrp", "ttyname_r", "setrlimit", "getrlimit", "setgroups", "setregid",
+         "sigprocmask", "prctl", "nanosleep"]
+FAULTS = ["EINTR", "EAGAIN", "ENOSPC", "EIO", "EMFILE", "ENOMEM", "short1", "short7"]
+def fault(call, what, skip=0, count=1):
+    c, f = CALLS.index(call), FAULTS.index(what)
+    return bytes([c or len(CALLS), f or len(FAULTS), skip or 32, count])
 # Terminal keys.
 LINE, ENTER, CLOSED, CTRL_C = 1, 2, 4, 5
 
@@ -134,6 +145,20 @@ seeds = {
     "sqlite-one-allocation": seed(rows=[row(templates=())], alloc=(120, False), answers=[b"2468"]),
     # The audit append that prunes; counters at their largest value.
     "prune-and-huge-counters": seed(rows=[row(templates=(), passcode_failures=9, bio_failures=9)], prune=True, answers=[b"1111"]),
+    # System calls that fail or come up short (the layer's funnel): EINTR on every open and
+    # read (retried: the PIN still works), fsync ENOSPC (the count cannot be made durable: the PIN
+    # is not checked), the lock file's fcntl EIO, reads of one byte, EMFILE, getpwnam_r ENOMEM.
+    "eintr-everywhere": seed(rows=[row(templates=())], faults=fault("open", "EINTR", count=15) + fault("read", "EINTR", count=15)
+                             + fault("fstat", "EINTR", count=15), answers=[b"2468"]),
+    "fsync-enospc": seed(rows=[row(templates=())], faults=fault("fsync", "ENOSPC", count=15), answers=[b"2468"]),
+    "fcntl-eio": seed(rows=[row(templates=())], faults=fault("fcntl", "EIO", skip=1, count=15), answers=[b"1111"]),
+    "short-reads": seed(rows=[row(templates=())], config=0, config_text=b"policy=biometrics-or-passcode\n",
+                        faults=fault("read", "short1", count=15), answers=[b"2468"]),
+    "open-emfile": seed(rows=[row()], faults=fault("open", "EMFILE", skip=2, count=3), reader=bytes([OPENS]) + scan(ID_A),
+                        answers=[b"2468"]),
+    "getpwnam-enomem": seed(rows=[row(templates=())], faults=fault("getpwnam_r", "ENOMEM", count=15), answers=[b"2468"]),
+    "stat-eagain": seed(rows=[row(templates=())], faults=fault("stat", "EAGAIN", count=15) + fault("lstat", "EIO", count=15),
+                        answers=[b"2468"]),
     # Conversation failures: NULL text, a failed conversation, a NULL array, 1 MiB.
     "null-answer": seed(rows=[row(templates=())], answers=[b"\x01"]),
     "failed-conversation": seed(rows=[row(templates=())], answers=[b"\x02"]),

@@ -6,7 +6,8 @@
  * with AddressSanitizer, coverage and -D BIOUNLOCK_FUZZ. The input decides everything the
  * outside world would: the module arguments, the config file, the PAM service and items, the
  * PAM environment, the conversation's answers, the store's rows, the reader's replies, the
- * terminal's keys, the clock, the boot id, and which of SQLite's allocations fail.
+ * terminal's keys, the clock, the boot id, which of SQLite's allocations fail, and which of the
+ * module's system calls fail or come up short.
  *
  * What the fuzz build changes (and nothing that ships has; LinkageTests checks the shipped .so):
  *   - Argon2id at libsodium's minimum cost (1 pass, 8 KiB) for the timing equaliser and for new
@@ -17,8 +18,12 @@
  *     (Sources/PamBiounlock/FuzzWorld.swift): the reader answers at once from the input (a scan
  *     matches when its id is the data of one of the user's templates, as the simulated sensor
  *     decides), so no input waits out a deadline; the terminal replays keys; Ctrl-C's SIGINT is
- *     not sent. Two exported entries, biounlock_fuzz_world and biounlock_fuzz_unreleased, set
- *     that world and report readers and terminals left open.
+ *     not sent. Exported entries (Fuzz/Targets/module-exports.map) set that world and report
+ *     readers and terminals left open.
+ *   - BiounlockSystem is compiled with -D BIOUNLOCK_FAULTS: its funnel asks a fault schedule,
+ *     installed for this thread only around each transaction, before each system call
+ *     (biounlock_fuzz_faults_begin/_end). SQLite's own system calls do not pass through it;
+ *     its allocations fail through sqlite3_config(SQLITE_CONFIG_MALLOC) instead.
  * Everything else is the shipped code path: libpam, the option parser and the trust checks on
  * the config file and the store, NSS, the session probe (PAM_RHOST, PAM_TTY, the environment,
  * lid and logind files), SQLite on a tmpfs (/dev/shm), the counters, the audit log, PAM_AUTHTOK.
@@ -40,7 +45,7 @@
  * Input: 59 control bytes (missing ones read as 0), then fields separated by NUL bytes:
  *   0 a raw user name   1 module arguments (before the fixed db=, config=, lid_path=,
  *   logind_path=, which win)   2 config file text   3 PAM_RHOST   4 PAM_TTY   5 PAM_RUSER
- *   6 reader script   7 terminal keys   8… answers, in order: a first byte of 1 answers NULL
+ *   6 reader script   7 terminal keys   8 fault schedule   9… answers, in order: a first byte of 1 answers NULL
  *   text, 2 fails the conversation, 3 answers a NULL array, 4 up to 1 MiB of 'a'; when they
  *   run out, prompts get NULL text.
  * Control bytes:
@@ -71,6 +76,9 @@
  *   error, 4 timeout, 5 "a key was pressed" / the wait limit. When they run out: timeout.
  * Terminal keys: kind % 6: 0 nothing yet, 1 a line (next byte: which answer), 2 Enter alone,
  *   3 too long, 4 closed, 5 Ctrl-C. When they run out: closed.
+ * Fault schedule: BiounlockSystem's FaultSchedule(fuzzInput:), 4 bytes a rule (call, fault,
+ *   skip, count, each taken modulo its choices): the module's system calls (through the layer's
+ *   one funnel) fail with EINTR, EAGAIN, ENOSPC, EIO, EMFILE or ENOMEM, or transfer 1 or 7 bytes.
  * BIOUNLOCK_FUZZ_VERBOSE=1 prints each transaction's PAM codes and audit row (for seeds).
  *
  * Needs BIOUNLOCK_FUZZ_DIR (a root-only directory on a tmpfs with a store made by the real CLI:
@@ -96,6 +104,8 @@
 extern void biounlock_fuzz_world(int64_t now, const char *boot_id, const uint8_t *reader, long reader_count,
                                  const uint8_t *keys, long key_count, int has_terminal);
 extern int biounlock_fuzz_unreleased(void);
+extern void biounlock_fuzz_faults_begin(const uint8_t *rules, long count);
+extern int biounlock_fuzz_faults_end(void);
 
 #define NOW ((int64_t)1796083200) /* 2026-12-01T00:00:00Z */
 
@@ -107,7 +117,7 @@ static sqlite3_stmt *st_user, *st_template, *st_override, *st_event;
 /* ---- input ---- */
 #define MAX_FIELDS 32
 #define CONTROL_BYTES 59 /* 11, then 3 rows of 16 */
-enum { F_USER, F_ARGS, F_CONFIG, F_RHOST, F_TTY, F_RUSER, F_READER, F_KEYS, ANSWERS };
+enum { F_USER, F_ARGS, F_CONFIG, F_RHOST, F_TTY, F_RUSER, F_READER, F_KEYS, F_FAULTS, ANSWERS };
 struct fields { const uint8_t *control; size_t control_n; const uint8_t *p[MAX_FIELDS]; size_t n[MAX_FIELDS]; int count; };
 
 static void split(const uint8_t *data, size_t size, struct fields *f) {
@@ -688,6 +698,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     alloc_fail_at = (long)control(&f, 7) + 256 * (long)(control(&f, 8) % 16) + 1;
     alloc_persistent = (c9 & 2) != 0;
     alloc_armed = c9 & 1;
+    biounlock_fuzz_faults_begin(field_ptr(&f, F_FAULTS), (long)field_len(&f, F_FAULTS));
     int rc = pam_authenticate(pamh, (c0 & 1) ? PAM_SILENT : 0);
     int rc2 = (c0 & 4) ? pam_authenticate(pamh, 0) : PAM_AUTH_ERR;
 
@@ -711,11 +722,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (c0 & 2) pam_setcred(pamh, (c0 & 8) ? PAM_DELETE_CRED : PAM_ESTABLISH_CRED);
     pam_end(pamh, rc);
     alloc_armed = 0;
+    int injected = biounlock_fuzz_faults_end();
 
     if (verbose) {
         sqlite3_stmt *q = NULL;
         fprintf(stderr, "fuzz-module: rc=%s", pam_strerror(NULL, rc));
         if (c0 & 4) fprintf(stderr, " rc2=%s", pam_strerror(NULL, rc2));
+        if (injected) fprintf(stderr, " faults=%d", injected);
         if (sqlite3_prepare_v2(db, "SELECT user, method, outcome, reason FROM events WHERE reason != 'old' ORDER BY id", -1, &q, NULL) == SQLITE_OK)
             while (sqlite3_step(q) == SQLITE_ROW)
                 fprintf(stderr, " [%s %s %s %s]", sqlite3_column_text(q, 0), sqlite3_column_text(q, 1), sqlite3_column_text(q, 2), sqlite3_column_text(q, 3));

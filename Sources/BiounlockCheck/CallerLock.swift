@@ -1,5 +1,5 @@
-import Glibc
 import BiounlockCore
+import BiounlockSystem
 
 /// One check at a time per user: a POSIX record lock on byte `uid` of `checker.lock` in the
 /// store's (root-only) directory, held for the whole check and released by the kernel when the
@@ -12,11 +12,9 @@ import BiounlockCore
 /// their memory and CPU; with it, a user gets one check at a time and the others wait (at most
 /// `waitMilliseconds`, then the caller falls back to the password). Other users are not affected.
 final class CallerLock {
-    private let fd: Int32
+    private let file: OwnedDescriptor
 
-    private init(fd: Int32) { self.fd = fd }
-
-    deinit { close(fd) }
+    private init(file: consuming OwnedDescriptor) { self.file = file }
 
     static let waitMilliseconds: Int64 = 5_000
     static let fileName = "checker.lock"
@@ -37,30 +35,26 @@ final class CallerLock {
     static func acquire(uid: UInt32, directory: String, waitMilliseconds: Int64 = CallerLock.waitMilliseconds) -> Result<CallerLock, Failure> {
         if let problem = TrustedFiles.checkDirectory(directory) { return .failure(.unusable("lock directory refused: \(problem)")) }
         let path = directory + "/" + fileName
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
-        guard fd >= 0 else { return .failure(.unusable("cannot open \(path): \(errnoDescription(errno))")) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == trustedOwner,
-              st.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            close(fd)
+        let file: OwnedDescriptor
+        do throws(Errno) {
+            file = try FileDescriptor.open(path, .readWrite, options: [.create, .noFollow, .nonBlocking, .noControllingTerminal],
+                                           permissions: 0o600)
+        } catch {
+            return .failure(.unusable("cannot open \(path): \(error.message)"))
+        }
+        guard let st = try? file.descriptor.status(), TrustedFiles.checkOpened(path, st) == nil else {
             return .failure(.unusable("\(path) is not a root-owned regular file of mode 0600"))
         }
-        let lock = CallerLock(fd: fd)
-        let deadline = monotonicMillisecondsNow() &+ waitMilliseconds
+        let lock = CallerLock(file: file)
+        let deadline = Deadline.after(milliseconds: waitMilliseconds)
         while true {
-            var region = flock()
-            region.l_type = Int16(F_WRLCK)
-            region.l_whence = Int16(SEEK_SET)
-            region.l_start = off_t(uid)
-            region.l_len = 1
-            if fcntl(fd, F_SETLK, &region) == 0 { return .success(lock) }
-            guard errno == EACCES || errno == EAGAIN || errno == EINTR else {
-                return .failure(.unusable("cannot lock \(path): \(errnoDescription(errno))"))
+            do throws(Errno) {
+                if try lock.file.descriptor.setRecordLock(start: Int64(uid), length: 1) { return .success(lock) }
+            } catch {
+                return .failure(.unusable("cannot lock \(path): \(error.message)"))
             }
-            if monotonicMillisecondsNow() >= deadline { return .failure(.busy) }
-            _ = poll(nil, 0, 25)
+            if deadline.hasPassed() { return .failure(.busy) }
+            Sleep.milliseconds(25)
         }
     }
 }
-
-func monotonicMillisecondsNow() -> Int64 { SystemClock().monotonicMilliseconds() }

@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
 import BiounlockSensors
 import BiounlockFprintProtocol
@@ -28,14 +28,14 @@ import BiounlockCheckProtocol
 public enum CheckerClient {
     /// Whether the module runs without root: real and effective uid both not 0 (a setuid-root
     /// caller such as vlock, su or sudo runs the chain itself).
-    public static var isNeeded: Bool { getuid() != 0 && geteuid() != 0 }
+    public static var isNeeded: Bool { ProcessIdentity.realUserID != 0 && ProcessIdentity.effectiveUserID != 0 }
 
     /// Most frames read from one checker (a chain shows a handful).
     static let maximumFrames = 256
 
     public static func authenticate(_ request: CheckRequest, options: Options, conversation: Conversation, logger: Logger) -> Decision {
         if let problem = TrustedFiles.checkSetuidHelper(options.checkHelper) {
-            logger.log(.warning, "running as uid \(getuid()) without root: the store is root-only and check_helper is refused (\(problem)); falling back to the password")
+            logger.log(.warning, "running as uid \(ProcessIdentity.realUserID) without root: the store is root-only and check_helper is refused (\(problem)); falling back to the password")
             return Decision(.unavailable, .checkerUnavailable)
         }
         let launch = HelperLaunch(path: options.checkHelper, arguments: [], environment: [], stderrToNull: true)
@@ -71,7 +71,7 @@ public enum CheckerClient {
         let end = monotonicMilliseconds() &+ Int64(CheckProtocol.checkerLifetimeSeconds) * 1000 &+ 5_000
         func send(_ message: ModuleMessage) -> Bool {
             var payload = message.payload
-            defer { wipeBytes(&payload) }
+            defer { Memory.zero(&payload) }
             return channel.send(payload, until: min(monotonicMilliseconds() &+ 5_000, end)).isSuccess
         }
         guard !sendRequest || send(.authenticate(request)) else { return .failure(Failure("did not take the request")) }

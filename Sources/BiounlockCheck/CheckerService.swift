@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
 import BiounlockFprintProtocol
 import BiounlockCheckProtocol
@@ -71,7 +71,7 @@ public struct CheckerService {
             logger.log(.notice, "uid \(caller.uid): no request (\(f))")
             return Decision(.unavailable, .checkerUnavailable)
         case .success(var payload):
-            defer { wipeBytes(&payload) }
+            defer { Memory.zero(&payload) }
             guard case .authenticate(let r)? = ModuleMessage(payload: payload) else {
                 logger.log(.warning, "uid \(caller.uid) (\(sanitizedForLog(caller.name))): malformed request; nothing checked")
                 return answer(Decision(.unavailable, .checkerUnavailable), on: channel)
@@ -110,7 +110,7 @@ public struct CheckerService {
         // chain, which reports the store as unavailable like a root caller would.
         let storeDirectory = TrustedFiles.parentDirectory(of: options.storePath)
         var lock: CallerLock?
-        if access(storeDirectory, F_OK) == 0 {
+        if FileSystem.exists(storeDirectory) {
             switch CallerLock.acquire(uid: caller.uid, directory: storeDirectory) {
             case .success(let l): lock = l
             case .failure(let why):

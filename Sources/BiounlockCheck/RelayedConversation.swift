@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
 import BiounlockFprintProtocol
 import BiounlockCheckProtocol
@@ -51,7 +51,7 @@ final class RelayedConversation: Conversation {
         let deadline = min(monotonicMilliseconds() &+ Int64(Options.typingTimeoutSeconds) * 1000, end)
         switch channel.receive(until: deadline) {
         case .success(var payload):
-            defer { wipeBytes(&payload) }
+            defer { Memory.zero(&payload) }
             guard case .answer(let answer)? = ModuleMessage(payload: payload) else {
                 logger.log(.warning, "the caller sent something other than an answer to a prompt; ending")
                 broken = true

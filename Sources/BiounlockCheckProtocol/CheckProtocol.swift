@@ -1,4 +1,3 @@
-import Glibc
 import BiounlockCore
 import BiounlockFprintProtocol
 
@@ -181,11 +180,7 @@ public enum ModuleMessage {
                 var length = 0
                 for i in 3..<7 { length = length << 8 | Int(payload[i]) }
                 guard length > 0, length <= Secret.maximumLength, payload.count == 7 + length else { return nil }
-                let secret = payload.withUnsafeBytes { raw -> Secret? in
-                    guard let base = raw.baseAddress else { return nil }
-                    return Secret(copying: base + 7, count: length)
-                }
-                guard let secret else { return nil }
+                guard let secret = Secret.copying(payload[7..<(7 + length)]) else { return nil }
                 self = .answer(.answer(secret))
             case 2 where payload.count == 3: self = .answer(.empty)
             case 3 where payload.count == 3: self = .answer(.tooLong)

@@ -1,11 +1,4 @@
-import Glibc
-
-/// Monotonic milliseconds, for deadlines on both sides of the channel.
-public func monotonicMilliseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) &* 1000 &+ Int64(ts.tv_nsec) / 1_000_000
-}
+import BiounlockSystem
 
 /// One end of the helper's socket, speaking frames. Used by the module and the CLI (their end of
 /// a socketpair) and by the helper (fd 3).
@@ -28,7 +21,8 @@ public final class FrameChannel {
         case tooLarge
         /// A frame that does not parse as a message of this protocol version.
         case malformed
-        case io(call: String, errno: Int32)
+        /// A system call failed (the Errno names it).
+        case io(Errno)
 
         public var description: String {
             switch self {
@@ -36,7 +30,7 @@ public final class FrameChannel {
             case .timedOut: return "no answer in time"
             case .tooLarge: return "the helper sent an oversized message"
             case .malformed: return "the helper sent a malformed message"
-            case .io(let call, let e): return "\(call): \(String(cString: strerror(e)))"
+            case .io(let e): return e.description
             }
         }
     }
@@ -64,24 +58,20 @@ public final class FrameChannel {
 
     public func close() {
         guard fd >= 0 else { return }
-        Glibc.close(fd)
+        FileDescriptor(rawValue: fd).close()
         fd = -1
     }
 
+    private var descriptor: FileDescriptor { FileDescriptor(rawValue: fd) }
+
     /// Waits for `events` on the descriptor; false when the deadline passes.
-    func wait(_ events: Int32, until deadline: Int64) -> Result<Void, Failure> {
-        while true {
-            var timeout: Int32 = -1
-            if deadline != Int64.max {
-                let left = deadline &- monotonicMilliseconds()
-                if left <= 0 { return .failure(.timedOut) }
-                timeout = left > Int64(Int32.max) ? Int32.max : Int32(left)
-            }
-            var pfd = pollfd(fd: fd, events: Int16(truncatingIfNeeded: events), revents: 0)
-            let rc = poll(&pfd, 1, timeout)
-            if rc > 0 { return .success(()) }
-            if rc == 0 { return .failure(.timedOut) }
-            if errno != EINTR { return .failure(.io(call: "poll", errno: errno)) }
+    func wait(_ events: PollEvents, until deadline: Int64) -> Result<Void, Failure> {
+        let deadline = Deadline(milliseconds: deadline)
+        if deadline.hasPassed() { return .failure(.timedOut) }
+        do throws(Errno) {
+            return try Poll.wait(descriptor, for: events, until: deadline) == nil ? .failure(.timedOut) : .success(())
+        } catch {
+            return .failure(.io(error))
         }
     }
 
@@ -90,21 +80,23 @@ public final class FrameChannel {
         guard fd >= 0 else { return .failure(.closed) }
         guard payload.count <= limit else { return .failure(.tooLarge) }
         var bytes = FrameBuffer.frame(payload)
-        defer { if sensitive { wipeBytes(&bytes) } }
+        defer { if sensitive { Memory.zero(&bytes) } }
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            do throws(Errno) {
+                let n = try descriptor.send(bytes, from: offset, flags: [.noSignal, .dontWait])
+                guard n > 0 else { return .failure(.io(Errno(.ioError, call: "send"))) }
+                offset += n
+            } catch {
+                switch error.code {
+                case .wouldBlock:
+                    if case .failure(let f) = wait(.writable, until: deadline) { return .failure(f) }
+                case .brokenPipe, .connectionReset:
+                    return .failure(.closed)
+                default:
+                    return .failure(.io(error))
+                }
             }
-            if n > 0 { offset += n; continue }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if case .failure(let f) = wait(Int32(POLLOUT), until: deadline) { return .failure(f) }
-                continue
-            }
-            if n < 0 && (errno == EPIPE || errno == ECONNRESET) { return .failure(.closed) }
-            return .failure(.io(call: "send", errno: n < 0 ? errno : EIO))
         }
         return .success(())
     }
@@ -114,7 +106,7 @@ public final class FrameChannel {
         guard fd >= 0 else { return .failure(.closed) }
         guard !broken else { return .failure(.malformed) }
         var chunk = [UInt8](repeating: 0, count: min(64 * 1024, limit + 4))
-        defer { if sensitive { wipeBytes(&chunk) } }
+        defer { if sensitive { Memory.zero(&chunk) } }
         while true {
             switch frames.next() {
             case .frame(let payload): return .success(payload)
@@ -123,19 +115,18 @@ public final class FrameChannel {
                 return .failure(.tooLarge)
             case .needMore: break
             }
-            if case .failure(let f) = wait(Int32(POLLIN), until: deadline) { return .failure(f) }
-            let n = chunk.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return recv(fd, base, raw.count, Int32(MSG_DONTWAIT))
+            if case .failure(let f) = wait(.readable, until: deadline) { return .failure(f) }
+            do throws(Errno) {
+                let n = try descriptor.receive(into: &chunk, flags: [.dontWait])
+                if n == 0 { return .failure(.closed) }
+                frames.append(chunk.prefix(n))
+            } catch {
+                switch error.code {
+                case .wouldBlock: continue
+                case .connectionReset: return .failure(.closed)
+                default: return .failure(.io(error))
+                }
             }
-            if n > 0 {
-                frames.append(chunk[0..<n])
-                continue
-            }
-            if n == 0 { return .failure(.closed) }
-            if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
-            if errno == ECONNRESET { return .failure(.closed) }
-            return .failure(.io(call: "recv", errno: errno))
         }
     }
 
@@ -146,29 +137,18 @@ public final class FrameChannel {
     public func waitReadable(orInterrupt interrupt: Int32?, until deadline: Int64) -> Readiness {
         guard fd >= 0 else { return .failed }
         if frames.buffered > 0 { return .ready }
-        while true {
-            var timeout: Int32 = -1
-            if deadline != Int64.max {
-                let left = deadline &- monotonicMilliseconds()
-                if left <= 0 { return .timedOut }
-                timeout = left > Int64(Int32.max) ? Int32.max : Int32(left)
-            }
-            // A negative descriptor is ignored by poll: no interrupt.
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: interrupt ?? -1, events: Int16(POLLIN), revents: 0)]
-            let rc = poll(&fds, 2, timeout)
-            if rc > 0 { return fds[1].revents != 0 ? .interrupted : .ready }
-            if rc == 0 { return .timedOut }
-            if errno != EINTR { return .failed }
+        let deadline = Deadline(milliseconds: deadline)
+        if deadline.hasPassed() { return .timedOut }
+        // A nil interrupt is skipped (poll ignores a negative descriptor).
+        let requests = [Poll.Request(descriptor, .readable), Poll.Request(interrupt.map(FileDescriptor.init(rawValue:)), .readable)]
+        do throws(Errno) {
+            guard let events = try Poll.wait(requests, until: deadline) else { return .timedOut }
+            return events.count > 1 && !events[1].isEmpty ? .interrupted : .ready
+        } catch {
+            return .failed
         }
     }
 
     /// Marks the stream unusable (after a frame that did not parse).
     public func markBroken() { broken = true }
-}
-
-/// Zeroes `bytes` in place (explicit_bzero: not optimised away).
-public func wipeBytes(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { raw in
-        if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
-    }
 }

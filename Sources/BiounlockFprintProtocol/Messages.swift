@@ -36,6 +36,13 @@ public struct ReaderRef: Equatable, Sendable {
     public var driver: String
     public var device: String
     public init(driver: String, device: String) { self.driver = driver; self.device = device }
+
+    /// Whether `fprint_device=` / `--device` names this reader: its driver, its device id, or both
+    /// as "driver/id". The one rule: the helper applies it when it opens a reader, the CLI when it
+    /// filters `biounlock sensors` for `enable` (through ReaderInfo.matches).
+    public func matches(_ selector: String) -> Bool {
+        driver == selector || device == selector || "\(driver)/\(device)" == selector
+    }
 }
 
 /// What a reader can do. Our own stable bits, translated from libfprint's FpDeviceFeature by the helper.

@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 
 /// Byte-level encoding of the helper protocol: big-endian integers and length-prefixed byte
 /// strings. The reader never traps: every read checks what is left and the size limits, and a
@@ -113,9 +113,7 @@ public struct FrameBuffer {
 
     /// Zeroes and drops everything buffered.
     public mutating func wipe() {
-        pending.withUnsafeMutableBytes { raw in
-            if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
-        }
+        Memory.zero(&pending)
         pending.removeAll()
     }
 

@@ -1,7 +1,10 @@
+import BiounlockSystem
 import BiounlockCore
 import BiounlockFprintProtocol
 
-/// Where the libfprint helper's own warnings go.
+/// Where the libfprint helper's own warnings go. Every caller says so (there is no default): a
+/// helper writing to the host's stderr would print on the user's terminal inside sudo, and one
+/// writing to syslog hides its problems from an admin at the CLI.
 public enum HelperDiagnostics: Sendable {
     /// Syslog (authpriv); its stderr is /dev/null. For the PAM module, whose host's stderr is the
     /// user's terminal or nothing.
@@ -15,7 +18,7 @@ public struct Sensors: SensorProvider {
     let logger: Logger?
     let diagnostics: HelperDiagnostics
 
-    public init(logger: Logger? = nil, helperDiagnostics: HelperDiagnostics = .syslog) {
+    public init(logger: Logger?, helperDiagnostics: HelperDiagnostics) {
         self.logger = logger
         self.diagnostics = helperDiagnostics
     }
@@ -195,5 +198,12 @@ extension SimulatedSensor {
     static func info(socket: String) -> ReaderInfo {
         ReaderInfo(driver: "simulated", device: socket, name: "Simulated sensor (control socket)",
                    enrolStages: SimulatedSensor.enrollStages, features: ["verify"], scanType: "press")
+    }
+}
+
+extension ReaderInfo {
+    /// Whether `fprint_device=` / `--device` names this reader: the helper's rule (ReaderRef.matches).
+    public func matches(_ selector: String) -> Bool {
+        ReaderRef(driver: driver, device: device).matches(selector)
     }
 }

@@ -1,6 +1,5 @@
-import CSystem
-import Glibc
 import BiounlockCore
+import BiounlockSystem
 
 /// The store's lock file (`STORE-lock`, next to the store, root's, 0600, always empty): byte-range
 /// locks that put biounlock's own processes in line, with a bounded wait, where SQLite's locks
@@ -32,43 +31,38 @@ import BiounlockCore
 /// others) on the open descriptor; Store.trustProblem checks it with the store's other files.
 final class LockFile {
     let path: String
-    let fd: Int32
+    private let file: OwnedDescriptor
+    private var fd: FileDescriptor { file.descriptor }
 
     /// The write queue's byte.
     static let writeQueueByte: Int64 = 0
 
-    private init(path: String, fd: Int32) { self.path = path; self.fd = fd }
-    deinit { close(fd) }
+    private init(path: String, file: consuming OwnedDescriptor) { self.path = path; self.file = file }
 
     /// Opens the lock file, creating it (0600) when `create` is set and it is missing.
     static func open(_ path: String, create: Bool) throws(StoreFailure) -> LockFile {
-        var fd = Glibc.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
-        if fd < 0 && errno == ENOENT && create {
-            fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
-            if fd >= 0 { fchmod(fd, 0o600) }
-            else if errno == EEXIST { fd = Glibc.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY) }
+        let options: FileDescriptor.OpenOptions = [.noFollow, .noControllingTerminal]
+        let file: OwnedDescriptor
+        do throws(Errno) {
+            do throws(Errno) {
+                file = try FileDescriptor.open(path, .readWrite, options: options)
+            } catch where error.code == .noSuchFileOrDirectory && create {
+                do throws(Errno) {
+                    let created = try FileDescriptor.open(path, .readWrite, options: options.union([.create, .exclusive]), permissions: 0o600)
+                    try? created.descriptor.changePermissions(0o600)
+                    file = created
+                } catch where error.code == .fileExists {
+                    file = try FileDescriptor.open(path, .readWrite, options: options)
+                }
+            }
+        } catch {
+            if error.code == .tooManySymbolicLinks { throw StoreFailure(FileTrustProblem.symlink(path).description) }
+            throw StoreFailure("cannot open \(path)", error)
         }
-        guard fd >= 0 else {
-            let e = errno
-            if e == ELOOP { throw StoreFailure(FileTrustProblem.symlink(path).description) }
-            throw StoreFailure("cannot open \(path): \(errnoDescription(e))")
-        }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            let e = errno
-            close(fd)
-            throw StoreFailure("cannot check \(path): \(errnoDescription(e))")
-        }
-        let problem: FileTrustProblem?
-        if (st.st_mode & S_IFMT) != S_IFREG { problem = .notRegularFile(path) }
-        else if st.st_uid != trustedOwner { problem = .wrongOwner(path, uid: st.st_uid) }
-        else if st.st_mode & (S_IWGRP | S_IWOTH) != 0 { problem = .writableByOthers(path, mode: st.st_mode) }
-        else { problem = nil }
-        if let problem {
-            close(fd)
-            throw StoreFailure(problem.description)
-        }
-        return LockFile(path: path, fd: fd)
+        let st: FileStatus
+        do throws(Errno) { st = try file.descriptor.status() } catch { throw StoreFailure("cannot check \(path)", error) }
+        if let problem = TrustedFiles.checkOpened(path, st) { throw StoreFailure(problem.description) }
+        return LockFile(path: path, file: file)
     }
 
     /// The byte that stands for `user`'s passcode checks: 1 + the low 62 bits of the name's
@@ -83,46 +77,37 @@ final class LockFile {
     /// false when the deadline passed first. Throws when the lock cannot be taken at all.
     func lock(byte: Int64, until deadline: Deadline, clock: Clock) throws(StoreFailure) -> Bool {
         while true {
-            if biounlock_ofd_setlk(fd, Int32(F_WRLCK), byte, 1) == 0 { return true }
-            let e = errno
-            if e == EINTR { continue }
-            guard e == EAGAIN || e == EACCES else {
-                throw StoreFailure("cannot lock \(path): \(errnoDescription(e))")
+            do throws(Errno) {
+                if try fd.setOpenFileDescriptionLock(.exclusive, start: byte, length: 1) { return true }
+            } catch {
+                throw StoreFailure("cannot lock \(path)", error)
             }
             let left = deadline.remaining(clock: clock)
             if left == 0 { return false }
-            // 1-2 ms, so that waiters do not retry in step with each other.
-            var pause = timespec(tv_sec: 0, tv_nsec: Int.random(in: 1_000_000...2_000_000))
-            if Int(left) < 2 { pause.tv_nsec = Int(left) * 1_000_000 }
-            _ = nanosleep(&pause, nil)
+            LockFile.pause(left: left)
         }
     }
 
     func unlock(byte: Int64) {
-        _ = biounlock_ofd_setlk(fd, Int32(F_UNLCK), byte, 1)
+        _ = try? fd.setOpenFileDescriptionLock(.unlock, start: byte, length: 1)
     }
 
     /// Takes a shared lock on `byte` (marks an attempt in flight). Nobody takes `byte` exclusively,
     /// so it never waits.
     func share(byte: Int64) throws(StoreFailure) {
-        while biounlock_ofd_setlk(fd, Int32(F_RDLCK), byte, 1) != 0 {
-            let e = errno
-            if e == EINTR { continue }
-            throw StoreFailure("cannot lock \(path): \(errnoDescription(e))")
+        let held: Bool
+        do throws(Errno) { held = try fd.setOpenFileDescriptionLock(.shared, start: byte, length: 1) } catch {
+            throw StoreFailure("cannot lock \(path)", error)
         }
+        if !held { throw StoreFailure("cannot lock \(path)", Errno(.wouldBlock, call: "fcntl(F_OFD_SETLK)")) }
     }
 
     /// Whether another open of the file holds any lock on `byte`.
     func heldByOthers(byte: Int64) throws(StoreFailure) -> Bool {
-        while true {
-            switch biounlock_ofd_held_by_others(fd, Int32(F_WRLCK), byte, 1) {
-            case 0: return false
-            case 1: return true
-            default:
-                let e = errno
-                if e == EINTR { continue }
-                throw StoreFailure("cannot test the locks of \(path): \(errnoDescription(e))")
-            }
+        do throws(Errno) {
+            return try fd.openFileDescriptionLockHeldByOthers(.exclusive, start: byte, length: 1)
+        } catch {
+            throw StoreFailure("cannot test the locks of \(path)", error)
         }
     }
 
@@ -132,49 +117,56 @@ final class LockFile {
         while try heldByOthers(byte: byte) {
             let left = deadline.remaining(clock: clock)
             if left == 0 { return false }
-            var pause = timespec(tv_sec: 0, tv_nsec: Int.random(in: 1_000_000...2_000_000))
-            if Int(left) < 2 { pause.tv_nsec = Int(left) * 1_000_000 }
-            _ = nanosleep(&pause, nil)
+            LockFile.pause(left: left)
         }
         return true
     }
+
+    /// 1-2 ms (less when the deadline is nearer), so that waiters do not retry in step with each other.
+    private static func pause(left: Int32) {
+        Sleep.nanoseconds(left < 2 ? Int(left) * 1_000_000 : Int.random(in: 1_000_000...2_000_000))
+    }
 }
 
-/// The descriptors a durable count needs (the WAL and the store's directory), opened *before*
-/// the count is taken: an attempt that could be counted but not made durable -- say with too few
-/// descriptors left (RLIMIT_NOFILE) -- would be counted and never checked. Without a WAL (a
-/// store another tool switched to a rollback journal) SQLite syncs each commit itself.
+/// The descriptor a durable count needs (the WAL's), opened *before* the count is taken: an
+/// attempt that could be counted but not made durable -- say with too few descriptors left
+/// (RLIMIT_NOFILE) -- would be counted and never checked. Without a WAL (a store another tool
+/// switched to a rollback journal) SQLite syncs each commit itself.
+///
+/// The store's directory is not synced here: the WAL's name in it is durable from its first
+/// commit on, because SQLite syncs a new WAL's header before the first frame is written, and its
+/// unix VFS syncs the directory with a connection's first sync of a journal it opened. (Syncing
+/// the directory again cost one fsync per counted attempt: scripts/bench, bench/RESULTS.md.)
 final class SyncTargets {
-    private var fds: [Int32] = []
+    private var files: [FileDescriptor] = []
     /// The WAL did not exist yet when these were opened (a connection that has not read yet).
     private var walPath: String?
 
     init(storePath: String) throws(StoreFailure) {
         let wal = storePath + "-wal"
-        for (file, flags) in [(wal, O_RDONLY), (TrustedFiles.parentDirectory(of: storePath), O_RDONLY | O_DIRECTORY)] {
-            let fd = Glibc.open(file, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
-            if fd < 0 {
-                let e = errno
-                if e == ENOENT && file == wal { walPath = wal; continue }
-                for open in fds { close(open) }
-                fds = []
-                throw StoreFailure("cannot open \(file) to sync it: \(errnoDescription(e))")
-            }
-            fds.append(fd)
+        do throws(Errno) {
+            files.append(try FileDescriptor.open(wal, .readOnly, options: [.noFollow, .noControllingTerminal]).release())
+        } catch {
+            guard error.code == .noSuchFileOrDirectory else { throw StoreFailure("cannot open \(wal) to sync it", error) }
+            walPath = wal
         }
     }
 
-    deinit { for fd in fds { close(fd) } }
+    deinit { for file in files { file.close() } }
 
     /// fsync of each, outside any lock that other writers wait for.
     func sync() throws(StoreFailure) {
         if let walPath {
-            let fd = Glibc.open(walPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
-            if fd >= 0 { fds.insert(fd, at: 0); self.walPath = nil }
-            else if errno != ENOENT { throw StoreFailure("cannot open \(walPath) to sync it: \(errnoDescription(errno))") }
+            do throws(Errno) {
+                files.insert(try FileDescriptor.open(walPath, .readOnly, options: [.noFollow, .noControllingTerminal]).release(), at: 0)
+                self.walPath = nil
+            } catch where error.code == .noSuchFileOrDirectory {
+            } catch {
+                throw StoreFailure("cannot open \(walPath) to sync it", error)
+            }
         }
-        for fd in fds {
-            guard fsync(fd) == 0 else { throw StoreFailure("fsync: \(errnoDescription(errno))") }
+        for file in files {
+            do throws(Errno) { try file.sync() } catch { throw StoreFailure("fsync", error) }
         }
     }
 }

@@ -1,6 +1,6 @@
-import CSQLite
-import Glibc
 import BiounlockCore
+import BiounlockSystem
+import CSQLite
 
 /// The one funnel for SQLite result codes: every failing call becomes a `StoreFailure`
 /// naming the call and SQLite's message. Bound values never appear in it.
@@ -79,7 +79,7 @@ final class Statement {
             case .null: rc = sqlite3_bind_null(handle, index)
             case .int(let n): rc = sqlite3_bind_int64(handle, index, n)
             case .text(let s):
-                rc = s.withCString { biounlock_sqlite3_bind_text(handle, index, $0, Int32(clamping: strlen($0))) }
+                rc = s.withCString { biounlock_sqlite3_bind_text(handle, index, $0, Int32(clamping: CString.length($0, maximumLength: Int.max))) }
             case .blob(let bytes):
                 rc = bytes.withUnsafeBytes { biounlock_sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(clamping: $0.count)) }
             }

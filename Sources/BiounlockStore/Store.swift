@@ -1,5 +1,5 @@
+import BiounlockSystem
 import CSQLite
-import Glibc
 import BiounlockCore
 
 /// The biounlock store: one root-only SQLite file with settings, templates, passcode hashes,
@@ -112,6 +112,17 @@ public final class Store: AuthStore {
         return store
     }
 
+    /// The store as an authentication opens it -- the module, biounlock-check and `biounlock
+    /// verify` alike: `options.storePath`, existing and trusted only (mode .authenticate), with the
+    /// configured audit retention. One opener, so the three cannot drift apart.
+    public static func openForAuthentication(_ options: Options) -> Result<AuthStore, StoreFailure> {
+        Result { () throws(StoreFailure) -> AuthStore in
+            let store = try Store.open(path: options.storePath, mode: .authenticate)
+            store.retention = Retention(options)
+            return store
+        }
+    }
+
     /// The module's connection keeps the -wal and -shm files when it closes (the last connection
     /// to close would otherwise delete them, so every sudo created and deleted two files), and
     /// truncates the WAL to zero bytes once its close-time checkpoint has completed (so the next
@@ -138,16 +149,21 @@ public final class Store: AuthStore {
 
     static func createIfMissing(path: String) throws(StoreFailure) {
         let directory = TrustedFiles.parentDirectory(of: path)
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw StoreFailure("cannot create \(directory): \(errnoDescription(errno))")
+        do throws(Errno) {
+            try FileSystem.makeDirectory(directory, permissions: 0o700)
+            // mkdir's mode passes through the umask: a made directory is set to 0700 whatever it is.
+            try? FileSystem.changePermissions(directory, 0o700)
+        } catch where error.code == .fileExists {
+        } catch {
+            throw StoreFailure("cannot create \(directory)", error)
         }
         if let problem = TrustedFiles.checkDirectory(directory) { throw StoreFailure(problem.description) }
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            fchmod(fd, 0o600)
-            close(fd)
-        } else if errno != EEXIST {
-            throw StoreFailure("cannot create \(path): \(errnoDescription(errno))")
+        do throws(Errno) {
+            let created = try FileDescriptor.open(path, .writeOnly, options: [.create, .exclusive, .noFollow], permissions: 0o600)
+            try? created.descriptor.changePermissions(0o600)
+        } catch where error.code == .fileExists {
+        } catch {
+            throw StoreFailure("cannot create \(path)", error)
         }
         if let problem = TrustedFiles.checkFile(path) { throw StoreFailure(problem.description) }
     }

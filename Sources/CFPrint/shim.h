@@ -6,12 +6,8 @@
 #define BIOUNLOCK_CFPRINT_SHIM_H
 #include <fprint.h>
 #include <glib-unix.h>
-#include <syslog.h>
 
-/// syslog is variadic: Swift calls these instead. The message is passed as an argument, never
-/// as the format.
-static inline void biounlock_openlog(void) { openlog("biounlock-fprint", LOG_PID, LOG_AUTHPRIV); }
-static inline void biounlock_syslog_warning(const char *message) { syslog(LOG_WARNING, "%s", message); }
+// syslog (variadic) is BiounlockSystem's SystemLog, through CSystem.
 
 /// g_signal_connect is a macro: Swift calls this instead (no destroy notify, no flags).
 static inline gulong biounlock_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data) {

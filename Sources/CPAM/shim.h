@@ -19,6 +19,14 @@ static inline int biounlock_pam_prompt(pam_handle_t *pamh, int style, char **res
     return pam_prompt(pamh, style, response, "%s", text);
 }
 
+/// Wipes a conversation's answer (explicit_bzero: not optimised away) and frees it, as the
+/// application allocated it for us; NULL is ignored.
+static inline void biounlock_pam_drop_response(char *response) {
+    if (response == NULL) return;
+    explicit_bzero(response, strlen(response));
+    free(response);
+}
+
 /// pam_syslog(pamh, priority, "%s", text): never passes caller data as a format string.
 static inline void biounlock_pam_syslog(const pam_handle_t *pamh, int priority, const char *text) {
     pam_syslog(pamh, priority, "%s", text);

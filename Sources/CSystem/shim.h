@@ -1,9 +1,17 @@
-// libc calls that Swift's Glibc module cannot reach: GNU extensions its headers hide without
-// _GNU_SOURCE. Each is a thin wrapper; errno is left as the call set it.
+// libc calls that Swift's Glibc module cannot reach or call: GNU extensions its headers hide
+// without _GNU_SOURCE, variadic functions (prctl, syslog), and a signal handler that must be C
+// (async-signal-safe). Only BiounlockSystem imports this module; each is a thin wrapper, errno
+// left as the call set it, and nothing here decides anything.
 #ifndef BIOUNLOCK_CSYSTEM_SHIM_H
 #define BIOUNLOCK_CSYSTEM_SHIM_H
 #define _GNU_SOURCE 1
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <stdio.h>
+#include <syslog.h>
+#include <termios.h>
+#include <unistd.h>
 
 /// fcntl(fd, F_OFD_SETLK, ...) on the bytes [start, start + length): an open-file-description
 /// lock (owned by the open file, not the process, so two opens in one process exclude each
@@ -22,4 +30,61 @@ static inline int biounlock_ofd_held_by_others(int fd, int type, long long start
     if (fcntl(fd, F_OFD_GETLK, &lock) != 0) return -1;
     return lock.l_type == F_UNLCK ? 0 : 1;
 }
+
+/// prctl(PR_SET_DUMPABLE, 0): no core file, and no ptrace or /proc/PID/mem by the caller (whose
+/// real uid the checker keeps), even if the kernel's suid_dumpable setting would allow them.
+static inline int biounlock_set_nondumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+/// prctl(PR_GET_NO_NEW_PRIVS): set by the caller, the setuid bit was ignored.
+static inline int biounlock_no_new_privs(void) { return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); }
+
+/// openlog(ident, LOG_PID | LOG_NDELAY, LOG_AUTHPRIV). `ident` must stay valid for the life of
+/// the process (a literal).
+static inline void biounlock_openlog_authpriv(const char *ident) { openlog(ident, LOG_PID | LOG_NDELAY, LOG_AUTHPRIV); }
+
+/// syslog(priority, "%s", message): the message is an argument, never the format.
+static inline void biounlock_syslog(int priority, const char *message) { syslog(priority, "%s", message); }
+
+/// The exit status of the watchdog (EX_TEMPFAIL).
+#define BIOUNLOCK_WATCHDOG_STATUS 75
+
+static inline void biounlock_watchdog_fired(int signo) {
+    (void)signo;
+    _exit(BIOUNLOCK_WATCHDOG_STATUS);
+}
+
+/// SIGALRM's action becomes _exit(BIOUNLOCK_WATCHDOG_STATUS), and the alarm is set `seconds`
+/// from now: the process ends then, whatever it waits for.
+static inline void biounlock_watchdog(unsigned int seconds) {
+    signal(SIGALRM, biounlock_watchdog_fired);
+    alarm(seconds);
+}
+
+/* The terminal settings put back when SIGINT arrives while a CLI prompt has echo off (the
+ * handler is C: tcsetattr, signal and raise are async-signal-safe). For the CLI only: the module
+ * never touches its host's signals. */
+static inline int *biounlock_restore_fd(void) { static int fd = -1; return &fd; }
+static inline struct termios *biounlock_restore_settings(void) { static struct termios settings = {0}; return &settings; }
+
+static inline void biounlock_restore_terminal(int signo) {
+    if (*biounlock_restore_fd() >= 0) (void)tcsetattr(*biounlock_restore_fd(), TCSANOW, biounlock_restore_settings());
+    signal(signo, SIG_DFL);
+    raise(signo);
+}
+
+/// SIGINT restores `settings` on `fd`, then ends the process as SIGINT would have.
+static inline void biounlock_arm_terminal_restore(int fd, const struct termios *settings) {
+    *biounlock_restore_settings() = *settings;
+    *biounlock_restore_fd() = fd;
+    signal(SIGINT, biounlock_restore_terminal);
+}
+
+/// SIGINT back at its default action.
+static inline void biounlock_disarm_terminal_restore(void) {
+    *biounlock_restore_fd() = -1;
+    signal(SIGINT, SIG_DFL);
+}
+
+/// fflush(stdout): what print() buffered is written now.
+static inline void biounlock_flush_standard_output(void) { (void)fflush(stdout); }
 #endif

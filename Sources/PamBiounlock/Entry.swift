@@ -72,7 +72,7 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     // The fuzz build: the reader, the terminal, the clock and the boot id scripted by the fuzz
     // input (FuzzWorld.swift); never in what ships.
     let chain = FuzzWorld.chain(
-        options: options, conversation: PamConversation(pamh), logger: logger, openStore: { openStore(options) },
+        options: options, conversation: PamConversation(pamh), logger: logger, openStore: { Store.openForAuthentication(options) },
         sessionFacts: {
             SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { PamHandle.environment(pamh, $0) }, options: options)
         })
@@ -81,8 +81,8 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         options: options,
         conversation: PamConversation(pamh),
         logger: logger,
-        sensors: Sensors(logger: logger),
-        openStore: { openStore(options) },
+        sensors: Sensors(logger: logger, helperDiagnostics: .syslog),
+        openStore: { Store.openForAuthentication(options) },
         sessionFacts: {
             SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { PamHandle.environment(pamh, $0) }, options: options)
         },
@@ -96,17 +96,10 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     return pamCode(decision)
 }
 
-/// The one mapping from the chain's decision to a PAM code (the same for a decision made here
-/// and one biounlock-check made for a caller without root).
+/// The chain's decision as a PAM code: Core's one table (PamReturn), the same for a decision made
+/// here, one biounlock-check made for a caller without root, and what `biounlock verify` prints.
 func pamCode(_ decision: Decision) -> Int32 {
-    switch decision.outcome {
-    case .success: return PAM_SUCCESS
-    case .ignore: return PAM_IGNORE
-    case .unavailable: return PAM_AUTHINFO_UNAVAIL
-    case .maxTries: return PAM_MAXTRIES
-    case .userUnknown: return PAM_USER_UNKNOWN
-    case .conversationFailed: return PAM_CONV_ERR
-    }
+    PamReturn(decision.outcome).rawValue
 }
 
 /// biounlock sets no credentials and always returns PAM_SUCCESS (sudo-like callers fail without
@@ -129,15 +122,8 @@ public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32
     let user = pending
     let logger = SyslogLogger(pamh)
     guard case .success(let loaded) = Configuration.load(arguments: PamHandle.arguments(argc, argv, logger: logger)),
-          case .success(let store) = openStore(loaded.options) else { return PAM_SUCCESS }
+          case .success(let store) = Store.openForAuthentication(loaded.options) else { return PAM_SUCCESS }
     PasswordWitness.recordPasswordSuccess(user: user, store: store, logger: logger)
     return PAM_SUCCESS
 }
 
-func openStore(_ options: Options) -> Result<AuthStore, StoreFailure> {
-    Result { () throws(StoreFailure) -> AuthStore in
-        let store = try Store.open(path: options.storePath, mode: .authenticate)
-        store.retention = Store.Retention(options)
-        return store
-    }
-}

@@ -1,5 +1,5 @@
 #if BIOUNLOCK_FUZZ
-import Glibc
+import BiounlockSystem
 import BiounlockCore
 
 // The fuzz build only. scripts/fuzz compiles the module with -D BIOUNLOCK_FUZZ into
@@ -88,6 +88,21 @@ public func biounlock_fuzz_world(_ now: Int64, _ bootID: UnsafePointer<CChar>?,
     FuzzWorld.terminalPresent = hasTerminal != 0
     FuzzWorld.keys = FuzzWorld.records(keys, keyCount)
     FuzzWorld.nextKey = 0
+}
+
+/// Runs the next calls of this thread under a fault schedule read from `bytes` (BiounlockSystem's
+/// FaultSchedule(fuzzInput:): 4 bytes a rule -- call, fault, skip, count): EINTR, EAGAIN, ENOSPC,
+/// EIO, EMFILE, ENOMEM and short transfers through the system-call layer's funnel.
+@_cdecl("biounlock_fuzz_faults_begin")
+public func biounlock_fuzz_faults_begin(_ bytes: UnsafePointer<UInt8>?, _ count: Int) {
+    let rules = bytes.map { Array(UnsafeBufferPointer(start: $0, count: max(0, count))) } ?? []
+    Faults.install(FaultSchedule(fuzzInput: rules), allThreads: false)
+}
+
+/// Removes the schedule; returns how many faults it injected.
+@_cdecl("biounlock_fuzz_faults_end")
+public func biounlock_fuzz_faults_end() -> Int32 {
+    Int32(clamping: Faults.remove().count)
 }
 
 /// Readers still open plus terminals still in raw mode: 0 once a transaction is over.

@@ -1,6 +1,6 @@
-import CPAM
-import Glibc
 import BiounlockCore
+import BiounlockSystem
+import CPAM
 
 /// The PAM conversation, as the policy chain sees it.
 ///
@@ -31,12 +31,9 @@ final class PamConversation: Conversation {
         var response: UnsafeMutablePointer<CChar>?
         let rc = biounlock_pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &response, prompt)
         guard let response else { return .failed }
-        defer {
-            explicit_bzero(response, strlen(response))
-            free(response)
-        }
+        defer { biounlock_pam_drop_response(response) }
         guard rc == PAM_SUCCESS else { return .failed }
-        let length = strnlen(response, Secret.maximumLength + 1)
+        let length = CString.length(response, maximumLength: Secret.maximumLength + 1)
         if length == 0 { return .empty }
         guard let secret = Secret(copying: response, count: length) else { return .tooLong }
         return .answer(secret)

@@ -1,6 +1,6 @@
-import CPAM
-import Glibc
 import BiounlockCore
+import BiounlockSystem
+import CPAM
 
 /// Bounded reads from the PAM handle and argv. Text that is not valid UTF-8 is refused
 /// (a user name) or replaced (an item used only for messages and the audit log).
@@ -9,11 +9,9 @@ enum PamHandle {
     static let maximumStringLength = 4096
 
     static func string(_ pointer: UnsafePointer<CChar>) -> String? {
-        let length = strnlen(pointer, maximumStringLength + 1)
-        guard length <= maximumStringLength else { return nil }
-        let bytes = UnsafeRawPointer(pointer).bindMemory(to: UInt8.self, capacity: length)
-        let buffer = UnsafeBufferPointer(start: bytes, count: length)
-        return String(validating: buffer, as: UTF8.self)
+        let bytes = CString.bytes(pointer, maximumLength: maximumStringLength + 1)
+        guard bytes.count <= maximumStringLength else { return nil }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     static func arguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?, logger: Logger) -> [String] {
@@ -54,14 +52,12 @@ enum PamHandle {
     /// check only: a forged value can make biounlock skip the finger, never grant anything).
     static func environment(_ pamh: OpaquePointer, _ name: String) -> String? {
         if let value = pam_getenv(pamh, name).flatMap(string) { return value }
-        guard let value: UnsafeMutablePointer<CChar> = getenv(name) else { return nil }
-        return string(value)
+        guard let value = Environment.value(name, maximumLength: maximumStringLength), value.count <= maximumStringLength else { return nil }
+        return String(validating: value, as: UTF8.self)
     }
 
     static func item(_ pamh: OpaquePointer, _ item: Int32) -> String? {
         guard let pointer = biounlock_pam_get_string_item(pamh, item) else { return nil }
-        let length = strnlen(pointer, maximumStringLength)
-        let bytes = UnsafeRawPointer(pointer).bindMemory(to: UInt8.self, capacity: length)
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self)
+        return String(decoding: CString.bytes(pointer, maximumLength: maximumStringLength), as: UTF8.self)
     }
 }

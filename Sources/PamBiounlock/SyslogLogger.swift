@@ -1,6 +1,6 @@
-import CPAM
-import Glibc
 import BiounlockCore
+import BiounlockSystem
+import CPAM
 
 /// Logs through pam_syslog (facility authpriv, prefixed with the module and service names).
 /// Callers never pass secrets or templates; text is sent as a "%s" argument, never a format.
@@ -11,16 +11,16 @@ final class SyslogLogger: Logger {
     init(_ pamh: OpaquePointer) { self.pamh = pamh }
 
     func log(_ level: LogLevel, _ message: String) {
-        let priority: Int32
+        let priority: SystemLog.Priority
         switch level {
-        case .error: priority = LOG_ERR
-        case .warning: priority = LOG_WARNING
-        case .notice: priority = LOG_NOTICE
-        case .info: priority = LOG_INFO
+        case .error: priority = .error
+        case .warning: priority = .warning
+        case .notice: priority = .notice
+        case .info: priority = .info
         case .debug:
             guard debugEnabled else { return }
-            priority = LOG_DEBUG
+            priority = .debug
         }
-        biounlock_pam_syslog(pamh, priority, message)
+        biounlock_pam_syslog(pamh, priority.rawValue, message)
     }
 }

@@ -1,6 +1,5 @@
-import Glibc
-import CCheck
 import BiounlockCore
+import BiounlockSystem
 
 /// What biounlock-check does to its own process before it reads a byte from its caller. It runs
 /// setuid root, started by whoever wants (the module inside a screen locker, or a user by hand
@@ -35,70 +34,49 @@ enum Hardening {
     static let usageStatus: Int32 = 64      // EX_USAGE: no socket on fd 3
     static let noUserStatus: Int32 = 67     // EX_NOUSER: the real uid has no account
     static let notRootStatus: Int32 = 77    // EX_NOPERM: not running as root
-    static let watchdogStatus: Int32 = 75   // EX_TEMPFAIL: the watchdog ended it
+    static let watchdogStatus = ProcessState.watchdogExitStatus   // EX_TEMPFAIL (75): the watchdog ended it
 
     static func clearEnvironment() {
-        _ = clearenv()
+        ProcessState.clearEnvironment()
     }
 
     static func resetSignals() {
-        var none = sigset_t()
-        sigemptyset(&none)
-        sigprocmask(SIG_SETMASK, &none, nil)
-        for signo in 1..<Int32(65) where signo != SIGKILL && signo != SIGSTOP {
-            signal(signo, SIG_DFL)
-        }
-        signal(SIGPIPE, SIG_IGN)
+        ProcessState.resetSignals()
+        ProcessState.ignoreBrokenPipe()
     }
 
     /// Whether fd 3 is a socket (the caller's end of the exchange).
     static func socketOnDescriptor3() -> Bool {
-        var st = stat()
-        return fstat(3, &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK
+        (try? FileDescriptor(rawValue: 3).status())?.kind == .socket
     }
 
     static func usage() {
         let text = "biounlock-check: the setuid helper of pam_biounlock.so for screen lockers that run as the user; it takes no arguments and talks only to the module on fd 3\n"
-        _ = text.withCString { write(2, $0, strlen($0)) }
+        try? FileDescriptor.standardError.writeAll(Array(text.utf8))
     }
 
     static func descriptors() {
-        let null = open("/dev/null", O_RDWR | O_NOCTTY)
-        for fd in Int32(0)...2 where null != fd {
-            if null >= 0 { dup2(null, fd) } else { close(fd) }
-        }
-        if null > 2 { close(null) }
-        _ = fcntl(3, F_SETFD, FD_CLOEXEC)
-        closefrom(4)
+        ProcessState.standardDescriptorsToNull()
+        try? FileDescriptor(rawValue: 3).setCloseOnExec()
+        ProcessState.closeDescriptors(from: 4)
     }
 
-    static func processState(gid: gid_t) {
-        _ = umask(0o077)
-        _ = chdir("/")
-        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
-        setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
-        for resource in [RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_AS, RLIMIT_DATA] {
-            var unlimited = rlimit(rlim_cur: rlim_t.max, rlim_max: rlim_t.max)   // RLIM_INFINITY
-            setrlimit(__rlimit_resource_t(resource.rawValue), &unlimited)
-        }
-        var files = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < 1024 {
-            files.rlim_cur = 1024
-            files.rlim_max = max(files.rlim_max, 1024)
-            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
-        }
-        _ = biounlock_check_nondumpable()
-        _ = setgroups(0, nil)
+    static func processState(gid: UInt32) {
+        FileSystem.setUmask(0o077)
+        try? FileSystem.changeDirectory("/")
+        ProcessState.disableCoreDumps()
+        ProcessState.raiseLimits(minimumFiles: 1024)
+        ProcessState.setNotDumpable()
+        ProcessState.dropSupplementaryGroups()
         // Real gid stays the caller's; effective and (so) saved gid become root.
-        _ = setregid(gid, 0)
+        ProcessState.setGroups(real: gid, effective: 0)
     }
 
-    static var isRoot: Bool { geteuid() == 0 && biounlock_check_no_new_privs() == 0 }
+    static var isRoot: Bool { ProcessIdentity.effectiveUserID == 0 && !ProcessState.noNewPrivileges }
 
     /// After `seconds`, the process ends (status 75), whatever it is waiting for.
     static func watchdog(seconds: Int) {
-        signal(SIGALRM) { _ in _exit(Hardening.watchdogStatus) }
-        alarm(UInt32(clamping: seconds))
+        ProcessState.installWatchdog(seconds: seconds)
     }
 }
 
@@ -106,19 +84,19 @@ enum Hardening {
 final class CheckerSyslog: Logger {
     var debugEnabled = false
 
-    init() { biounlock_check_openlog() }
+    init() { SystemLog.open(identifier: "biounlock-check") }
 
     func log(_ level: LogLevel, _ message: String) {
-        let priority: Int32
+        let priority: SystemLog.Priority
         switch level {
-        case .error: priority = LOG_ERR
-        case .warning: priority = LOG_WARNING
-        case .notice: priority = LOG_NOTICE
-        case .info: priority = LOG_INFO
+        case .error: priority = .error
+        case .warning: priority = .warning
+        case .notice: priority = .notice
+        case .info: priority = .info
         case .debug:
             guard debugEnabled else { return }
-            priority = LOG_DEBUG
+            priority = .debug
         }
-        biounlock_check_syslog(priority, message)
+        SystemLog.write(priority, message)
     }
 }

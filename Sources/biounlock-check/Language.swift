@@ -1,5 +1,5 @@
-import Glibc
 import BiounlockCore
+import BiounlockSystem
 
 /// The caller's language for the checker's process (CheckerService.useLanguage).
 ///
@@ -16,12 +16,12 @@ enum CheckerLanguage {
     static func use(locale: String, language: String) -> Bool {
         guard Localization.isPlainLocaleName(locale),
               language.isEmpty || Localization.isPlainLanguageList(language) else { return false }
-        guard setlocale(LC_CTYPE, "C.UTF-8") != nil || setlocale(LC_CTYPE, locale) != nil else { return false }
-        guard setlocale(LC_MESSAGES, locale) != nil else {
-            _ = setlocale(LC_CTYPE, "C")
+        guard LocaleSetting.set(.characterType, to: "C.UTF-8") || LocaleSetting.set(.characterType, to: locale) else { return false }
+        guard LocaleSetting.set(.messages, to: locale) else {
+            LocaleSetting.set(.characterType, to: "C")
             return false
         }
-        if !language.isEmpty { _ = setenv("LANGUAGE", language, 1) }
+        if !language.isEmpty { Environment.set("LANGUAGE", to: language) }
         return true
     }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
 import BiounlockStore
 import BiounlockSensors
@@ -21,13 +21,13 @@ import BiounlockCheck
 // The order below matters: the real uid is read first, the process is hardened (Hardening.swift)
 // before a byte is read from the caller, and the watchdog runs before any wait.
 
-let callerUID = getuid()
-let callerGID = getgid()
+let callerUID = ProcessIdentity.realUserID
+let callerGID = ProcessIdentity.realGroupID
 Hardening.clearEnvironment()
 Hardening.resetSignals()
 guard Hardening.socketOnDescriptor3() else {
     Hardening.usage()
-    exit(Hardening.usageStatus)
+    ProcessState.exit(Hardening.usageStatus)
 }
 Hardening.descriptors()
 let isRoot = Hardening.isRoot
@@ -38,7 +38,7 @@ let base = CheckerSyslog()
 let channel = FrameChannel(fd: CheckProtocol.checkerDescriptor, limit: CheckProtocol.maximumFrameLength, sensitive: true)
 func refuse(_ reason: Reason, status: Int32) -> Never {
     _ = channel.send(CheckerMessage.result(Decision(.unavailable, reason)).payload, until: monotonicMilliseconds() &+ 2_000)
-    exit(status)
+    ProcessState.exit(status)
 }
 guard isRoot else {
     base.log(.error, "biounlock-check: not running as root (installed setuid root? on a filesystem mounted nosuid? started with no_new_privs?); nothing checked")
@@ -51,16 +51,10 @@ guard let caller = Accounts.lookup(uid: callerUID) else {
 
 let logger = ServiceLogger(base)
 var service = CheckerService(
-    caller: caller, logger: logger, sensors: Sensors(logger: logger),
-    openStore: { options in
-        Result { () throws(StoreFailure) -> AuthStore in
-            let store = try Store.open(path: options.storePath, mode: .authenticate)
-            store.retention = Store.Retention(options)
-            return store
-        }
-    },
+    caller: caller, logger: logger, sensors: Sensors(logger: logger, helperDiagnostics: .syslog),
+    openStore: Store.openForAuthentication,
     end: monotonicMilliseconds() &+ Int64(CheckProtocol.checkerLifetimeSeconds) * 1000)
 service.setDebug = { base.debugEnabled = $0 }
 service.useLanguage = CheckerLanguage.use
 service.serve(channel)
-exit(0)
+ProcessState.exit(0)

@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 import CFPrint
 import BiounlockFprintProtocol
 

@@ -62,10 +62,7 @@ final class Session {
         let all = devices()
         guard !all.isEmpty else { return .failure(FprintFailure(.noReader, "no fingerprint reader found")) }
         if !selector.isEmpty {
-            let matching = all.filter { d in
-                let r = Session.describe(d)
-                return r.driver == selector || r.device == selector || "\(r.driver)/\(r.device)" == selector
-            }
+            let matching = all.filter { Session.describe($0).ref.matches(selector) }
             switch matching.count {
             case 0: return .failure(FprintFailure(.noReader, "no reader matches '\(selector)'"))
             case 1: return .success(matching[0])

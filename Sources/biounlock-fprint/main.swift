@@ -1,6 +1,6 @@
-import Glibc
-import CFPrint
 import BiounlockFprintProtocol
+import BiounlockSystem
+import CFPrint
 
 // biounlock-fprint: the only biounlock program that loads libfprint-2 (and with it GLib), and
 // the only one that talks to the fprintd daemon over D-Bus (GDBus, sensor=fprintd).
@@ -21,32 +21,30 @@ import BiounlockFprintProtocol
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.first == "--serve" else {
     let usage = "biounlock-fprint: a helper of biounlock, spawned by pam_biounlock.so and the biounlock CLI; not for interactive use\n"
-    _ = usage.withCString { write(2, $0, strlen($0)) }
-    exit(64)
+    try? FileDescriptor.standardError.writeAll(Array(usage.utf8))
+    ProcessState.exit(64)
 }
 let useSyslog = arguments.contains("--syslog")
 
 let peer = FprintProtocol.helperDescriptor
-var peerStat = stat()
-guard fstat(peer, &peerStat) == 0, (peerStat.st_mode & S_IFMT) == S_IFSOCK else {
-    let message = "biounlock-fprint: fd 3 is not a socket\n"
-    _ = message.withCString { write(2, $0, strlen($0)) }
-    exit(64)
+guard (try? FileDescriptor(rawValue: peer).status())?.kind == .socket else {
+    try? FileDescriptor.standardError.writeAll(Array("biounlock-fprint: fd 3 is not a socket\n".utf8))
+    ProcessState.exit(64)
 }
-closefrom(peer + 1)
-umask(0o077)
-signal(SIGPIPE, SIG_IGN)
+ProcessState.closeDescriptors(from: peer + 1)
+FileSystem.setUmask(0o077)
+ProcessState.ignoreBrokenPipe()
 
 if useSyslog {
     // libfprint's warnings go to syslog (authpriv) when stderr is /dev/null (inside PAM).
     // Debug and info messages are dropped: GLib's G_MESSAGES_DEBUG is never set by biounlock.
-    biounlock_openlog()
+    SystemLog.open(identifier: "biounlock-fprint")
     g_log_set_default_handler({ domain, level, message, _ in
         let severe = GLogLevelFlags(rawValue: G_LOG_LEVEL_ERROR.rawValue | G_LOG_LEVEL_CRITICAL.rawValue
                                     | G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue)
         guard level.rawValue & severe.rawValue != 0, let message else { return }
         let text = "\(domain.map { String(cString: $0) } ?? "glib"): \(String(cString: message))"
-        biounlock_syslog_warning(String(text.prefix(512)))
+        SystemLog.write(.warning, String(text.prefix(512)))
     }, nil)
 }
 
@@ -102,4 +100,4 @@ while peerAlive {
 session.closeDevice()
 fprintd?.finish()
 channel.close()
-exit(0)
+ProcessState.exit(0)

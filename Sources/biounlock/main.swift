@@ -1,5 +1,5 @@
-import Glibc
 import BiounlockCore
+import BiounlockSystem
 
 // biounlock: the admin CLI. This file only dispatches; each command lives in Commands/ and the
 // logic it needs lives in the libraries the module uses too.
@@ -8,7 +8,7 @@ import BiounlockCore
 // The CLI is a program of its own: it takes the locale of its environment (the module never
 // does: its host has). Texts for people are translated (Localization.swift); with --json
 // everything it prints is English, like its exit codes and the config words.
-setlocale(LC_ALL, "")
+LocaleSetting.set(.all, to: "")
 Localization.use(directory: CLILocale.directory(arguments: Array(CommandLine.arguments.dropFirst())))
 
 let commands: [CommandSpec] = [
@@ -35,6 +35,10 @@ let topHelp = """
     \(L("Run '{command}' for a command's details.", ["command": "biounlock <command> --help"]))
     """
 
+// --json anywhere on the line is the flag (the parser takes it wherever it is): English from here
+// on, so that the usage errors the parser finds (an option's value out of range, say) are English too.
+if CommandLine.arguments.dropFirst().contains("--json") { CLILocale.english() }
+
 let status: Int32
 do {
     switch try Parser.parse(Array(CommandLine.arguments.dropFirst()), commands: commands, topHelp: topHelp) {
@@ -42,8 +46,7 @@ do {
         print(text)
         status = 0
     case .run(let invocation):
-        if invocation.globals.json { CLILocale.english() }
-        if invocation.spec.writes && geteuid() != 0 {
+        if invocation.spec.writes && ProcessIdentity.effectiveUserID != 0 {
             throw CommandFailure(L("'{command}' changes the biounlock store, which only root may do; run it as root (e.g. with sudo)",
                                    ["command": invocation.spec.path.joined(separator: " ")]))
         }
@@ -61,4 +64,4 @@ do {
     Output.error("\(error)")
     status = 1
 }
-exit(status)
+ProcessState.exit(status)

@@ -1,3 +1,4 @@
+import BiounlockSystem
 import XCTest
 import Foundation
 import TestSupport
@@ -97,7 +98,7 @@ final class CheckerServiceTests: XCTestCase {
         let moduleEnd = FrameChannel(fd: fds[1], limit: CheckProtocol.maximumFrameLength, sensitive: true)
         let logger = MemoryLogger()
         let options = fileOptions
-        var service = CheckerService(caller: caller, logger: ServiceLogger(logger), sensors: Sensors(logger: logger),
+        var service = CheckerService(caller: caller, logger: ServiceLogger(logger), sensors: Sensors(logger: logger, helperDiagnostics: .stderr),
                                      openStore: CheckerServiceTests.openStore,
                                      end: monotonicMilliseconds() + 60_000)
         service.loadOptions = { .success(Configuration.Loaded(options: options, diagnostics: [], notes: [])) }

@@ -1,3 +1,4 @@
+import BiounlockSystem
 import XCTest
 import BiounlockCore
 import BiounlockFprintProtocol
@@ -24,7 +25,7 @@ final class ProtocolTests: XCTestCase {
             XCTAssertEqual("\(got.reply)", "\(reply.reply)")
         }
         var copy = payload
-        wipeBytes(&copy)
+        Memory.zero(&copy)
         XCTAssertEqual(copy, [UInt8](repeating: 0, count: payload.count))
     }
 

@@ -96,7 +96,7 @@ enum VirtualPrints {
         options.sensor = .libfprint
         options.fprintHelper = fprintHelperPath
         if storage { options.fprintVirtualDeviceStorage = socket } else { options.fprintVirtualDevice = socket }
-        let reader = try Sensors().openReader(options).get()
+        let reader = try Sensors(logger: nil, helperDiagnostics: .stderr).openReader(options).get()
         defer { reader.sensor.close() }
         let stages = reader.info.enrolStages
         let finger = Thread {

@@ -2,6 +2,7 @@ import XCTest
 import TestSupport
 import Foundation
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 import BiounlockSensors
 

@@ -69,6 +69,28 @@ final class LinkageTests: XCTestCase {
         XCTAssertFalse(strings.stdout.contains("fuzz build"), "a fuzz build message in the shipped module")
     }
 
+    /// What only the admin tool needs (BiounlockAdmin: doctor's pam.d lint, the status, log and
+    /// sensors reports, enable's checks, JSON) is not linked into the module that runs inside sudo.
+    /// Checked by module name and, in case one of them moves back into a library the module
+    /// links, by each type's mangled name.
+    func testNoAdminCodeInsideTheModule() throws {
+        let r = try runProcess("/usr/bin/nm", [modulePath])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let symbols = r.stdout.split(separator: "\n")
+        XCTAssertGreaterThan(symbols.count, 1000, "nm listed the module's symbols")
+        let adminOnly = [
+            "14BiounlockAdmin",                                     // anything of the admin target
+            "12PamStackLintO", "11EnableCheckO", "12StatusReportO", // doctor's lint, enable's checks, status/list/log
+            "13SensorsReportO", "13FprintdReportV", "12FprintdCheckO", // sensors, fprintd's notes
+            "4JSONO",                                               // --json
+            "16localizedProblem", "12sensorReason", "7PatternO4draw", // texts and drawings only the CLI shows
+        ]
+        for name in adminOnly {
+            let found = symbols.filter { $0.contains(name) }
+            XCTAssertEqual(found.count, 0, "admin-only \(name) in the module: \(found.prefix(3))")
+        }
+    }
+
     func testNoFoundationInsideTheModule() throws {
         let r = try runProcess("/usr/bin/nm", [modulePath])
         XCTAssertFalse(r.stdout.contains("10Foundation"), "Foundation symbols linked into the module")

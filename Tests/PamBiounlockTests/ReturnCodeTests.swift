@@ -3,10 +3,24 @@ import Foundation
 import BiounlockCore
 import BiounlockStore
 import BiounlockSensors
+import CPAM
 
 /// PRODUCT.md's return-code table, row by row, through real libpam (pam_start_confdir) loading
 /// the built build/pam_biounlock.so in a separate process (pam-harness).
 final class ReturnCodeTests: XCTestCase {
+    /// Core's table (PamReturn) carries Linux-PAM's values without linking libpam: they must be
+    /// the ones in libpam's header, or the module would return the wrong code.
+    func testTheReturnTableHasLibpamsValues() {
+        let libpam: [PamReturn: Int32] = [
+            .success: PAM_SUCCESS, .authinfoUnavailable: PAM_AUTHINFO_UNAVAIL, .userUnknown: PAM_USER_UNKNOWN,
+            .maxTries: PAM_MAXTRIES, .conversationError: PAM_CONV_ERR, .ignore: PAM_IGNORE,
+        ]
+        XCTAssertEqual(libpam.count, PamReturn.allCases.count)
+        for code in PamReturn.allCases {
+            XCTAssertEqual(code.rawValue, libpam[code], code.name)
+        }
+    }
+
     var fixture: ModuleFixture!
 
     /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.

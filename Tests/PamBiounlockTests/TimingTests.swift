@@ -1,3 +1,4 @@
+import BiounlockSystem
 import XCTest
 import Foundation
 import BiounlockCore

@@ -67,6 +67,9 @@ final class CLILocalizationTests: XCTestCase {
         let jsonError = try cli(["log", "--json", "--limit", "0"], ["LANG": "zh_CN.UTF-8"])
         XCTAssertEqual(jsonError.status, 64)
         XCTAssertTrue(jsonError.stderr.contains("--limit takes 1-1000000"), jsonError.stderr)
+        let jsonUsage = try cli(["enable", user, "--service", "../sudo", "--json"], ["LANG": "de_DE.UTF-8"])
+        XCTAssertEqual(jsonUsage.status, 64)
+        XCTAssertTrue(jsonUsage.stderr.contains("'../sudo' is not a PAM service name"), jsonUsage.stderr)
     }
 
     func testHelpIsTranslatedAndOptionsAreNot() throws {

@@ -1,5 +1,4 @@
-import CIntl
-import Glibc
+import BiounlockSystem
 import Synchronization
 
 // Every text biounlock shows a person goes through L(): the module's prompts and messages
@@ -67,11 +66,11 @@ public enum Localization {
     /// Whether translations may be used now, binding the domain first if needed. Checks the
     /// caller's locale on each call (cheap), the catalogs once per directory and process.
     static func translating() -> Bool {
-        guard let name = biounlock_intl_messages_locale().map({ String(cString: $0) }),
+        guard let name = Gettext.messagesLocaleName(),
               name != "C", name != "POSIX", !name.isEmpty, !name.contains("/"),
-              let codeset = biounlock_intl_codeset().map({ String(cString: $0) }), codeset == "UTF-8"
+              let codeset = Gettext.codeset(), codeset == "UTF-8"
         else { return false }
-        if let language = getenv("LANGUAGE"), strchr(language, Int32(UInt8(ascii: "/"))) != nil { return false }
+        if let language = Environment.value("LANGUAGE"), language.contains(UInt8(ascii: "/")) { return false }
         return state.withLock { s in
             let directory = s.directory
             let verdict: String?
@@ -82,7 +81,7 @@ public enum Localization {
                 s.verdicts[directory] = .some(verdict)
                 if let verdict { s.unreported.append("translations disabled, English only: \(verdict)") }
             }
-            return verdict == nil && biounlock_intl_bind(domain, directory) == 0
+            return verdict == nil && Gettext.bind(domain: domain, directory: directory)
         }
     }
 
@@ -92,12 +91,12 @@ public enum Localization {
     /// the module itself would speak English (C/POSIX, a character set other than UTF-8, a name or
     /// LANGUAGE that is not plain). Only read, never set.
     public static func callerLanguage() -> (locale: String, language: String) {
-        guard let name = biounlock_intl_messages_locale().map({ String(cString: $0) }),
+        guard let name = Gettext.messagesLocaleName(),
               name != "C", name != "POSIX", isPlainLocaleName(name),
-              let codeset = biounlock_intl_codeset().map({ String(cString: $0) }), codeset == "UTF-8"
+              let codeset = Gettext.codeset(), codeset == "UTF-8"
         else { return ("", "") }
-        guard let value = getenv("LANGUAGE") else { return (name, "") }
-        let language = String(cString: value)
+        guard let value = Environment.value("LANGUAGE") else { return (name, "") }
+        let language = String(decoding: value, as: UTF8.self)
         if language.contains("/") { return ("", "") }   // translating() speaks English then
         return (name, isPlainLanguageList(language) ? language : "")
     }
@@ -139,22 +138,11 @@ public enum Localization {
     /// gettext's answer, or nil when it has none (it then returns the msgid itself).
     static func translation(_ singular: StaticString, _ plural: StaticString?, count: Int) -> String? {
         guard translating() else { return nil }
-        return withCString(singular) { one -> String? in
-            let answer: UnsafePointer<CChar>?
-            let untranslated: Bool
-            if let plural {
-                answer = withCString(plural) { other -> UnsafePointer<CChar>? in
-                    let r = biounlock_intl_dngettext(domain, one, other, UInt(clamping: max(count, 0)))
-                    return r == other ? nil : r
-                }
-                untranslated = answer == nil || answer == one
-            } else {
-                answer = biounlock_intl_dgettext(domain, one)
-                untranslated = answer == one
-            }
-            guard !untranslated, let answer, strnlen(answer, maximumLength + 1) <= maximumLength else { return nil }
-            return String(validatingCString: answer)
+        if let plural {
+            return Gettext.translation(domain: domain, string(singular), plural: string(plural),
+                                       count: UInt(clamping: max(count, 0)), maximumLength: maximumLength)
         }
+        return Gettext.translation(domain: domain, string(singular), maximumLength: maximumLength)
     }
 
     /// `translated`, if it has the placeholders of the English text: none that the English lacks,
@@ -207,10 +195,5 @@ public enum Localization {
 
     static func string(_ s: StaticString) -> String {
         s.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// A NUL-terminated copy of a literal, for the C calls.
-    static func withCString<R>(_ s: StaticString, _ body: (UnsafePointer<CChar>) -> R) -> R {
-        string(s).withCString(body)
     }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 
 /// Checks compiled gettext catalogs (`.mo` files) before glibc may read one.
 ///
@@ -22,10 +22,10 @@ public enum MessageCatalog {
 
     /// Why `bytes` must not be handed to glibc's gettext, or nil when it may.
     public static func problem(_ bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBufferPointer { problem(in: $0) }
+        problem(in: bytes)
     }
 
-    static func problem(in file: UnsafeBufferPointer<UInt8>) -> String? {
+    static func problem(in file: [UInt8]) -> String? {
         let size = UInt64(file.count)
         guard file.count <= maximumSize else { return "larger than \(maximumSize) bytes" }
         guard size >= 28 else { return "shorter than a catalog header" }
@@ -82,7 +82,7 @@ public enum MessageCatalog {
 
         // The header entry (the translation of ""): UTF-8, and a plural rule that cannot trap.
         guard let header else { return "no header entry" }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: file[header.start..<(header.start + header.length)]), as: UTF8.self)
+        let text = String(decoding: file[header.start..<(header.start + header.length)], as: UTF8.self)
         return headerProblem(text)
     }
 
@@ -127,7 +127,7 @@ public enum MessageCatalog {
         return value.isEmpty ? nil : String(value)
     }
 
-    static func word(_ file: UnsafeBufferPointer<UInt8>, _ offset: UInt64, swapped: Bool) -> UInt32? {
+    static func word(_ file: [UInt8], _ offset: UInt64, swapped: Bool) -> UInt32? {
         guard offset <= UInt64(file.count), UInt64(file.count) - offset >= 4 else { return nil }
         let o = Int(offset)
         let little = UInt32(file[o]) | UInt32(file[o + 1]) << 8 | UInt32(file[o + 2]) << 16 | UInt32(file[o + 3]) << 24
@@ -156,63 +156,41 @@ public enum CatalogDirectory {
     /// Why glibc must not read the catalogs under `directory`, or nil when every one passed.
     /// A missing directory or no catalog at all is fine: gettext then returns the English text.
     public static func problem(_ directory: String, domain: String) -> String? {
-        guard let dir = opendir(directory) else { return nil }
-        defer { closedir(dir) }
         var entries = 0
-        while let entry = readdir(dir) {
+        var found: String?
+        Directory.forEachEntry(in: directory) { name in
             entries += 1
-            guard entries <= maximumEntries + 2 else { return "\(directory) has more than \(maximumEntries) entries" }
-            let name = entryName(entry)
-            if name == "." || name == ".." { continue }
-            let path = directory + "/" + name + "/LC_MESSAGES/" + domain + ".mo"
-            if let problem = fileProblem(path) { return "\(path): \(problem)" }
-        }
-        return nil
-    }
-
-    /// A directory entry's name, copied into zeroed memory first: readdir leaves the bytes after
-    /// the name uninitialised, and String's word-at-a-time ASCII check reads a few of them
-    /// (harmless, but memcheck would report it on the module's path).
-    static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
-        let capacity = MemoryLayout.size(ofValue: entry.pointee.d_name)
-        return withUnsafeMutablePointer(to: &entry.pointee.d_name) { tuple -> String in
-            tuple.withMemoryRebound(to: CChar.self, capacity: capacity) { name -> String in
-                let length = strnlen(name, capacity)
-                var bytes = [UInt8](repeating: 0, count: length + 8)
-                for i in 0..<length { bytes[i] = UInt8(bitPattern: name[i]) }
-                return String(decoding: bytes[0..<length], as: UTF8.self)
+            guard entries <= maximumEntries + 2 else {
+                found = "\(directory) has more than \(maximumEntries) entries"
+                return false
             }
+            if name == "." || name == ".." { return true }
+            let path = directory + "/" + name + "/LC_MESSAGES/" + domain + ".mo"
+            if let problem = fileProblem(path) {
+                found = "\(path): \(problem)"
+                return false
+            }
+            return true
         }
+        return found
     }
 
     /// Why the catalog at `path` must not be read, or nil (also when there is none).
     static func fileProblem(_ path: String) -> String? {
         // O_NONBLOCK: a FIFO put there must not block us (glibc's own open would: refused below).
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        if fd < 0 {
-            // Nothing there (or nothing glibc could open either).
+        // Nothing there (or nothing glibc could open either) is no problem.
+        guard let file = try? FileDescriptor.open(path, .readOnly, options: [.nonBlocking, .noControllingTerminal]) else {
             return nil
         }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return "cannot be examined" }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return "not a regular file" }
+        guard let st = try? file.descriptor.status() else { return "cannot be examined" }
+        guard st.kind == .regular else { return "not a regular file" }
         // Prompts inside sudo come from it: only root may have written it (like the config file).
-        guard st.st_uid == trustedOwner, st.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+        guard TrustedFiles.checkOwnership(path, st) == nil else {
             return "not root-owned, or writable by group or others"
         }
-        guard st.st_size >= 0, st.st_size <= MessageCatalog.maximumSize else { return "larger than \(MessageCatalog.maximumSize) bytes" }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var total = 0
-        while total < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return -1 }
-                return read(fd, base + total, raw.count - total)
-            }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return "shorter than its size" }
-            total += n
-        }
+        guard st.size >= 0, st.size <= MessageCatalog.maximumSize else { return "larger than \(MessageCatalog.maximumSize) bytes" }
+        guard let bytes = try? file.descriptor.readAll(upTo: MessageCatalog.maximumSize) else { return "cannot be read" }
+        guard bytes.count >= st.size else { return "shorter than its size" }
         return MessageCatalog.problem(bytes)
     }
 }

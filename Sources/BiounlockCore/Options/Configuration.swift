@@ -1,3 +1,5 @@
+import BiounlockSystem
+
 /// Loads the effective options: defaults, then the config file, then module arguments
 /// (which win). Shared by the module and the CLI so both read the same settings.
 public enum Configuration {

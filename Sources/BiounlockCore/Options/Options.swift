@@ -41,8 +41,6 @@ public struct Options: Equatable, Sendable {
     public var sensorSetting: SensorKind = .auto
     /// Why `sensor` is what it is (set when `auto` is resolved), for `biounlock doctor`.
     public var sensorChoice: SensorSelection.Reason?
-    /// `sensorChoice` as a sentence in the CLI's language, for `biounlock doctor` (the module never reads it).
-    public var sensorReason: String { sensorChoice?.text ?? "" }
     public var storePath: String = Options.defaultStorePath
     public var configPath: String = Options.defaultConfigPath
     /// Control socket of the simulated sensor; required for `sensor=simulated`.
@@ -449,8 +447,10 @@ func isReaderSelector(_ value: String) -> Bool {
     !value.isEmpty && value.utf8.count <= 128 && value.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
 }
 
-/// Parses a decimal integer within `range` without trapping on any input.
-func boundedInteger(_ value: String?, in range: ClosedRange<Int>) -> Int? {
+/// Parses a decimal integer within `range` without trapping on any input: ASCII digits only (no
+/// sign, no spaces), at most 9 of them. The one integer rule for module arguments, the config file
+/// and the CLI's options.
+public func boundedInteger(_ value: String?, in range: ClosedRange<Int>) -> Int? {
     guard let value, !value.isEmpty, value.utf8.count <= 9,
           value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(value), range.contains(n)
     else { return nil }

@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 
 /// `sensor=auto`: which backend to use on this machine, decided once when the options are loaded.
 ///
@@ -16,10 +16,7 @@ public enum SensorSelection {
 
     /// The first of `fprintdServiceFiles` that exists.
     public static func installedFprintdService(_ paths: [String] = SensorSelection.fprintdServiceFiles) -> String? {
-        paths.first { path in
-            var st = stat()
-            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
-        }
+        paths.first { path in (try? FileStatus.of(path, followingSymbolicLinks: true))?.kind == .regular }
     }
 
     /// Why the backend in use is the one it is, for `biounlock doctor`.
@@ -30,20 +27,6 @@ public enum SensorSelection {
         case fprintdInstalled(service: String)
         /// `sensor=auto` and none of fprintd's service files is there (the first one named).
         case fprintdMissing(lookedFor: String)
-
-        /// In the admin's language (read only by the CLI: the module never asks for it).
-        public var text: String {
-            // TRANSLATORS: `biounlock doctor`, why this fingerprint backend is used; shown after
-            // "{sensor} is in use: ". {setting} is the config line (sensor=auto, sensor=fprintd).
-            switch self {
-            case .configured(let kind):
-                return L("{setting} is configured", ["setting": "sensor=\(kind.rawValue)"])
-            case .fprintdInstalled(let service):
-                return L("{setting}: fprintd's D-Bus service is installed ({path})", ["setting": "sensor=auto", "path": service])
-            case .fprintdMissing(let path):
-                return L("{setting}: fprintd is not installed (no {path})", ["setting": "sensor=auto", "path": path])
-            }
-        }
     }
 
     /// `options` with `auto` replaced by the backend it means here, and the reason recorded.

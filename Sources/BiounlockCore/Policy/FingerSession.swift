@@ -1,3 +1,5 @@
+import BiounlockSystem
+
 /// One use of the reader in one transaction: the prints it may match, the reader's deadline, the
 /// wrong fingers so far, and the counting of each one. It reports what happened at the reader,
 /// one event at a time, and releases the reader as soon as it is done with it; the prompts around

@@ -1,3 +1,5 @@
+import BiounlockSystem
+
 /// The seams between the policy chain and the outside world. The module supplies PAM- and
 /// syslog-backed implementations, the CLI terminal- and stderr-backed ones, tests in-memory ones.
 
@@ -122,7 +124,11 @@ public struct AuditEvent: Equatable, Sendable {
 
 public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// The failed system call behind it, when there is one.
+    public let cause: Errno?
+    public init(_ description: String) { self.description = description; cause = nil }
+    /// "what: message" ("cannot open /var/lib/biounlock/store-lock: Permission denied"), the call kept.
+    public init(_ what: String, _ cause: Errno) { description = "\(what): \(cause.message)"; self.cause = cause }
 }
 
 /// What the policy chain needs from the store during one transaction.
@@ -214,7 +220,13 @@ public enum PasscodeAttempt: Equatable, Sendable {
 /// Why the reader cannot be used now (biometrics "unavailable": fall back, never a failed match).
 public struct SensorUnavailable: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// The failed system call behind it, when there is one.
+    public let cause: Errno?
+    public init(_ description: String) { self.description = description; cause = nil }
+    /// "call: message" ("socketpair: Too many open files").
+    public init(_ cause: Errno) { description = cause.description; self.cause = cause }
+    /// "what: message" ("bind /run/biounlock/sim.sock: Permission denied"), the call kept.
+    public init(_ what: String, _ cause: Errno) { description = "\(what): \(cause.message)"; self.cause = cause }
 }
 
 /// Why the reader asked for another touch. A retry is never a failed match.
@@ -317,11 +329,7 @@ public struct ReaderInfo: Equatable, Sendable {
         self.enrolStages = enrolStages; self.features = features; self.scanType = scanType
     }
 
-    /// Whether `fprint_device` / `--device` names this reader: its driver, its device id, or both
-    /// as "driver/id" (the helper applies the same rule when it opens one).
-    public func matches(_ selector: String) -> Bool {
-        driver == selector || device == selector || "\(driver)/\(device)" == selector
-    }
+
 }
 
 extension FingerprintSensor {

@@ -66,6 +66,43 @@ public enum Outcome: Equatable, Sendable {
     }
 }
 
+/// The PAM return codes the module gives, with Linux-PAM's values (security/_pam_types.h) and
+/// names. The one table from the chain's outcome to a code: the module returns `rawValue`,
+/// `biounlock verify` prints `name`, and a decision biounlock-check made for a caller without
+/// root goes through it too. (Core does not link libpam; PamBiounlockTests checks every value
+/// against libpam's header.)
+public enum PamReturn: Int32, CaseIterable, Sendable {
+    case success = 0
+    case authinfoUnavailable = 9
+    case userUnknown = 10
+    case maxTries = 11
+    case conversationError = 19
+    case ignore = 25
+
+    public init(_ outcome: Outcome) {
+        switch outcome {
+        case .success: self = .success
+        case .ignore: self = .ignore
+        case .unavailable: self = .authinfoUnavailable
+        case .maxTries: self = .maxTries
+        case .userUnknown: self = .userUnknown
+        case .conversationFailed: self = .conversationError
+        }
+    }
+
+    /// The code's name in Linux-PAM's headers, as admins read it in docs and logs.
+    public var name: String {
+        switch self {
+        case .success: return "PAM_SUCCESS"
+        case .authinfoUnavailable: return "PAM_AUTHINFO_UNAVAIL"
+        case .userUnknown: return "PAM_USER_UNKNOWN"
+        case .maxTries: return "PAM_MAXTRIES"
+        case .conversationError: return "PAM_CONV_ERR"
+        case .ignore: return "PAM_IGNORE"
+        }
+    }
+}
+
 public struct Decision: Equatable, Sendable {
     public let outcome: Outcome
     public let reason: Reason

@@ -1,3 +1,5 @@
+import BiounlockSystem
+
 /// Under policy=biometrics -- and whenever a user falls back from biounlock to the Unix
 /// password -- biounlock never sees the password, yet a correct password must count as "the
 /// passcode was entered": it lifts the biometric lockout and satisfies the passcode-required

@@ -1,3 +1,5 @@
+import BiounlockSystem
+
 /// Step 8 of the chain: asking. The reader waits for a touch while the user may type the
 /// passcode or the Unix password -- at once on a terminal, and without a terminal after at most
 /// `touch_first` seconds -- so that nobody waits out the finger's timeout before they may type.

@@ -1,3 +1,5 @@
+import BiounlockSystem
+
 /// Who is authenticating, for what, and from where (read from PAM items by the module).
 public struct AuthRequest: Sendable {
     public var user: String

@@ -30,6 +30,11 @@ public final class Secret {
         self.init(copying: bytes, count: bytes.count)
     }
 
+    /// Copies the bytes of a slice (a frame's payload), with no intermediate copy to wipe.
+    public static func copying(_ bytes: ArraySlice<UInt8>) -> Secret? {
+        bytes.withUnsafeBytes { Secret(copying: $0.baseAddress, count: $0.count) }
+    }
+
     deinit {
         sodium_memzero(base, count + 1)
         base.deallocate()

@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 
 /// A system account, as NSS knows it.
 public struct Account: Equatable, Sendable {
@@ -16,27 +16,15 @@ public enum Accounts {
     /// The returned name is the one NSS reports, and only that name is used to find rows
     /// in the store (so "Alice", "alice " or "../alice" never reach alice's row).
     public static func lookup(_ name: String) -> Account? {
-        guard isPlausibleName(name) else { return nil }
-        var pwd = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        let rc = getpwnam_r(name, &pwd, &buffer, buffer.count, &result)
-        guard rc == 0, result != nil, let pwName = pwd.pw_name else { return nil }
-        let canonical = String(cString: pwName)
-        guard canonical == name else { return nil }
-        return Account(name: canonical, uid: pwd.pw_uid)
+        guard isPlausibleName(name), let entry = PasswordDatabase.entry(named: name), entry.name == name else { return nil }
+        return Account(name: entry.name, uid: entry.uid)
     }
 
     /// The account of `uid` (getpwuid_r), if its name is one `lookup(_:)` finds again with the
     /// same uid: biounlock-check authenticates exactly that name.
     public static func lookup(uid: UInt32) -> Account? {
-        var pwd = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        let rc = getpwuid_r(uid, &pwd, &buffer, buffer.count, &result)
-        guard rc == 0, result != nil, let pwName = pwd.pw_name, pwd.pw_uid == uid else { return nil }
-        let name = String(cString: pwName)
-        guard let again = lookup(name), again.uid == uid else { return nil }
+        guard let entry = PasswordDatabase.entry(uid: uid), entry.uid == uid,
+              let again = lookup(entry.name), again.uid == uid else { return nil }
         return again
     }
 

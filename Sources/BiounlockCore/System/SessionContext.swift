@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 
 /// Facts about the session that decide whether the finger is asked for at all.
 public struct SessionFacts: Equatable, Sendable {
@@ -71,32 +71,21 @@ public enum SessionProbe {
 
     /// Whether any lid under `path` (e.g. /proc/acpi/button/lid/LID0/state) reads "closed".
     public static func lidClosed(at path: String) -> Bool {
-        guard let dir = opendir(path) else { return false }
-        defer { closedir(dir) }
         var seen = 0
-        while seen < 16, let entry = readdir(dir) {
+        var closed = false
+        Directory.forEachEntry(in: path) { name in
             seen += 1
-            // Read the name where readdir left it, up to its NUL: copying d_name out (256 bytes)
-            // and scanning the copy branched on the uninitialised bytes after the name
-            // (valgrind memcheck, HostSafetyTests).
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { field in
-                field.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: field.pointee)) {
-                    String(cString: $0)
-                }
-            }
-            if name.hasPrefix(".") { continue }
+            if name.hasPrefix(".") { return seen < 16 }
             if case .success(let state) = readSmallFile(path + "/" + name + "/state"), state.contains("closed") {
-                return true
+                closed = true
+                return false
             }
+            return seen < 16
         }
-        return false
+        return closed
     }
 
-    public static func hostname() -> String? {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    public static func hostname() -> String? { Host.name() }
 
     /// The kernel's id for this boot (changes at every boot).
     public static func bootID(path: String = "/proc/sys/kernel/random/boot_id") -> String? {
@@ -109,14 +98,13 @@ public enum SessionProbe {
 /// Reads at most 4 KiB of a kernel or runtime file (no trust checks: these only ever make
 /// biounlock skip the finger).
 func readSmallFile(_ path: String) -> Result<String, FileTrustProblem> {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-    guard fd >= 0 else { return .failure(.unreadable(path, errno: errno)) }
-    defer { close(fd) }
-    var st = stat()
-    guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .failure(.notRegularFile(path)) }
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    var n = 0
-    repeat { n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } } while n < 0 && errno == EINTR
-    guard n >= 0 else { return .failure(.unreadable(path, errno: errno)) }
-    return .success(String(decoding: buffer[0..<n], as: UTF8.self))
+    do throws(Errno) {
+        let file = try FileDescriptor.open(path, .readOnly, options: [.nonBlocking, .noControllingTerminal])
+        guard try file.descriptor.status().kind == .regular else { return .failure(.notRegularFile(path)) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = try file.descriptor.read(into: &buffer)
+        return .success(String(decoding: buffer.prefix(n), as: UTF8.self))
+    } catch {
+        return .failure(.unreadable(path, error))
+    }
 }

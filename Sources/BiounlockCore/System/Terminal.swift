@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 
 /// What a type-or-touch terminal has read so far.
 public enum TerminalInput {
@@ -48,8 +48,9 @@ public protocol TypeOrTouchTerminal: AnyObject {
 /// the next program). ISIG is off while reading so Ctrl-C arrives as a byte and the terminal is
 /// restored before the signal is delivered. No signal handler is installed, no thread started.
 public final class ControllingTerminal: TypeOrTouchTerminal {
-    public let fd: Int32
-    private var saved: termios
+    private let terminal: OwnedDescriptor
+    public var fd: Int32 { terminal.rawValue }
+    private let saved: TerminalAttributes
     private var prompt = ""
     private var buffer: [UInt8] = []
     private var overflow = false
@@ -57,8 +58,8 @@ public final class ControllingTerminal: TypeOrTouchTerminal {
     /// Whether the cursor is at the start of a line (after Enter), so finish knows to end the prompt line.
     private var lineEnded = false
 
-    private init(fd: Int32, saved: termios) {
-        self.fd = fd
+    private init(terminal: consuming OwnedDescriptor, saved: TerminalAttributes) {
+        self.terminal = terminal
         self.saved = saved
         buffer.reserveCapacity(Secret.maximumLength + 1)
     }
@@ -66,48 +67,43 @@ public final class ControllingTerminal: TypeOrTouchTerminal {
     deinit {
         if active { finish(cancelled: false) }
         wipe(&buffer)
-        close(fd)
     }
 
     /// The terminal, when the caller's conversation is the foreground terminal; nil otherwise.
     /// - Parameter pamTTY: PAM_TTY; an X display (":0") means a graphical caller.
     public static func forConversation(pamTTY: String) -> ControllingTerminal? {
         if pamTTY.hasPrefix(":") { return nil }
-        guard isatty(STDIN_FILENO) != 0 else { return nil }
-        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
+        guard FileDescriptor.standardInput.isTerminal else { return nil }
+        guard let tty = try? FileDescriptor.open("/dev/tty", .readWrite, options: [.noControllingTerminal, .nonBlocking]) else {
+            return nil
+        }
         // tcgetpgrp on standard input succeeds only when it is our controlling terminal -- the
         // one /dev/tty opens (fstat cannot tell: /dev/tty is a device of its own) -- and equals
         // our process group only when we are in the foreground. We read through our own open of
         // /dev/tty so O_NONBLOCK never touches the caller's file description.
-        var settings = termios()
-        let pgrp = getpgrp()
-        guard tcgetpgrp(STDIN_FILENO) == pgrp, tcgetpgrp(fd) == pgrp, tcgetattr(fd, &settings) == 0 else {
-            close(fd)
-            return nil
-        }
-        return ControllingTerminal(fd: fd, saved: settings)
+        let pgrp = ProcessIdentity.processGroup
+        guard (try? FileDescriptor.standardInput.terminalForegroundProcessGroup()) == pgrp,
+              (try? tty.descriptor.terminalForegroundProcessGroup()) == pgrp,
+              let settings = try? tty.descriptor.terminalAttributes() else { return nil }
+        return ControllingTerminal(terminal: tty, saved: settings)
     }
 
     public func start(prompt: String) {
         self.prompt = prompt
-        var quiet = saved
-        quiet.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
-        withUnsafeMutableBytes(of: &quiet.c_cc) { cc in
-            cc[Int(VMIN)] = 1
-            cc[Int(VTIME)] = 0
-        }
-        active = tcsetattr(fd, TCSANOW, &quiet) == 0
+        active = (try? terminal.descriptor.setTerminalAttributes(saved.keyByKey())) != nil
         write(prompt)
     }
 
     public func readAvailable() -> TerminalInput {
-        var byte: UInt8 = 0
         while true {
-            let n = Glibc.read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .pending }
-            if n <= 0 { return .closed }
+            let read: UInt8?
+            do throws(Errno) {
+                read = try terminal.descriptor.readByte()
+            } catch {
+                return error.code == .wouldBlock ? .pending : .closed
+            }
+            guard var byte = read else { return .closed }
+            defer { byte = 0 }
             switch byte {
             case 0x0a, 0x0d: // Enter: stop here, the next key belongs to whoever reads next
                 write(newline)
@@ -134,7 +130,6 @@ public final class ControllingTerminal: TypeOrTouchTerminal {
             default:
                 if buffer.count < Secret.maximumLength { buffer.append(byte) } else { overflow = true }
             }
-            byte = 0
         }
     }
 
@@ -148,12 +143,11 @@ public final class ControllingTerminal: TypeOrTouchTerminal {
         guard active else { return }
         active = false
         // Keys already typed at our prompt were ours (a passcode half typed when the finger
-        // matched): drain them so they never reach the next program.
-        var byte: UInt8 = 0
-        while Glibc.read(fd, &byte, 1) == 1 {}
-        byte = 0
+        // matched): drain them so they never reach the next program (the descriptor is
+        // nonblocking: EAGAIN ends it).
+        while (try? terminal.descriptor.readByte()) != nil {}
         wipe(&buffer)
-        _ = tcsetattr(fd, TCSANOW, &saved)
+        _ = try? terminal.descriptor.setTerminalAttributes(saved)
         if cancelled {
             write("^C" + newline)
         } else if !lineEnded {
@@ -162,39 +156,31 @@ public final class ControllingTerminal: TypeOrTouchTerminal {
     }
 
     public func deliverInterrupt() {
-        kill(getpid(), SIGINT)
+        try? Signal.interrupt.send(to: ProcessIdentity.processID)
     }
 
     public func waitForKey(until deadline: Deadline) -> Bool {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while true {
-            let rc = poll(&pfd, 1, deadline.remaining())
-            if rc > 0 { return true }
-            if rc == 0 || errno != EINTR { return false }
-        }
+        (try? Poll.wait(terminal.descriptor, for: .readable, until: deadline)) != nil
     }
 
     /// "\n" when the terminal maps it to CR LF itself (OPOST|ONLCR, the usual case), else "\r\n".
-    private var newline: String {
-        (saved.c_oflag & tcflag_t(OPOST)) != 0 && (saved.c_oflag & tcflag_t(ONLCR)) != 0 ? "\n" : "\r\n"
-    }
+    private var newline: String { saved.mapsNewlineToCRLF ? "\n" : "\r\n" }
 
+    /// Writes `text`, waiting up to a second for room when the terminal is full (its descriptor
+    /// is nonblocking); what does not fit then is dropped.
     private func write(_ text: String) {
-        var bytes = Array(text.utf8)
+        let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return -1 }
-                return Glibc.write(fd, base + offset, raw.count - offset)
+            do throws(Errno) {
+                let n = try terminal.descriptor.write(bytes, from: offset)
+                guard n > 0 else { break }
+                offset += n
+            } catch {
+                guard error.code == .wouldBlock,
+                      (try? Poll.wait(terminal.descriptor, for: .writable, until: .after(milliseconds: 1000))) != nil
+                else { break }
             }
-            if n > 0 { offset += n; continue }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && errno == EAGAIN {
-                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                if poll(&pfd, 1, 1000) > 0 { continue }
-            }
-            break
         }
-        bytes.removeAll()
     }
 }

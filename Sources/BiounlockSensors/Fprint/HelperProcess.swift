@@ -1,6 +1,6 @@
-import Glibc
 import BiounlockCore
 import BiounlockFprintProtocol
+import BiounlockSystem
 
 /// How to start a helper: `biounlock-fprint` (derived from root-owned options only, `make`) or
 /// `biounlock-check` (BiounlockCheck's CheckerClient).
@@ -68,13 +68,13 @@ public struct HelperLaunch: Equatable {
 /// - if the host reaps it first (a SIGCHLD handler, or SIGCHLD ignored), waitpid says ECHILD and
 ///   that is taken as reaped.
 public final class HelperProcess {
-    public let pid: pid_t
+    public let pid: Int32
     public let channel: FrameChannel
     private(set) var reaped = false
     /// Set when the child's end of the socket closed (it exited, or is exiting).
     private(set) var peerClosed = false
 
-    private init(pid: pid_t, channel: FrameChannel) {
+    private init(pid: Int32, channel: FrameChannel) {
         self.pid = pid
         self.channel = channel
     }
@@ -86,71 +86,28 @@ public final class HelperProcess {
     ///     (FrameChannel); the fprint helper's defaults unless given.
     public static func spawn(_ launch: HelperLaunch, limit: Int = FprintProtocol.maximumFrameLength,
                              sensitive: Bool = false) -> Result<HelperProcess, SensorUnavailable> {
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            return .failure(SensorUnavailable("socketpair: \(errnoDescription(errno))"))
-        }
-        let ours = pair[0]
+        let pair: DescriptorPair
+        do throws(Errno) { pair = try FileDescriptor.localStreamPair() } catch { return .failure(SensorUnavailable(error)) }
         // The child's end moves to 10 or above, so that the dup2 onto fd 3 never meets itself
         // (which would leave close-on-exec set) and never collides with 0-2.
-        let theirs = fcntl(pair[1], F_DUPFD_CLOEXEC, Int32(10))
-        let dupErrno = errno
-        Glibc.close(pair[1])
-        guard theirs >= 0 else {
-            Glibc.close(ours)
-            return .failure(SensorUnavailable("fcntl(F_DUPFD_CLOEXEC): \(errnoDescription(dupErrno))"))
+        let theirs: OwnedDescriptor
+        do throws(Errno) { theirs = try pair.second.descriptor.duplicate(atLeast: 10) } catch { return .failure(SensorUnavailable(error)) }
+        do throws(Errno) { try pair.first.descriptor.setNonBlocking() } catch { return .failure(SensorUnavailable(error)) }
+        let pid: Int32
+        do throws(SpawnFailure) {
+            pid = try ChildProcess.spawn(launch.path, arguments: launch.arguments, environment: launch.environment,
+                                         descriptor: theirs.descriptor, at: FileDescriptor(rawValue: FprintProtocol.helperDescriptor),
+                                         standardErrorToNull: launch.stderrToNull)
+        } catch {
+            switch error {
+            case .fileActions: return .failure(SensorUnavailable("posix_spawn_file_actions_init failed"))
+            case .attributes: return .failure(SensorUnavailable("posix_spawnattr_init failed"))
+            case .prepare: return .failure(SensorUnavailable("cannot prepare posix_spawn"))
+            case .outOfMemory: return .failure(SensorUnavailable("out of memory"))
+            case .spawn(let e): return .failure(SensorUnavailable("cannot start \(launch.path)", e))
+            }
         }
-        defer { Glibc.close(theirs) }
-        let flags = fcntl(ours, F_GETFL)
-        guard flags >= 0, fcntl(ours, F_SETFL, flags | O_NONBLOCK) == 0 else {
-            let e = errno
-            Glibc.close(ours)
-            return .failure(SensorUnavailable("fcntl(O_NONBLOCK): \(errnoDescription(e))"))
-        }
-
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        guard posix_spawn_file_actions_init(&actions) == 0 else {
-            Glibc.close(ours)
-            return .failure(SensorUnavailable("posix_spawn_file_actions_init failed"))
-        }
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        guard posix_spawnattr_init(&attributes) == 0 else {
-            Glibc.close(ours)
-            return .failure(SensorUnavailable("posix_spawnattr_init failed"))
-        }
-        defer { posix_spawnattr_destroy(&attributes) }
-
-        var noSignals = sigset_t()
-        var allSignals = sigset_t()
-        sigemptyset(&noSignals)
-        sigfillset(&allSignals)
-        var rc: Int32 = 0
-        rc |= posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        rc |= posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        if launch.stderrToNull { rc |= posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
-        rc |= posix_spawn_file_actions_adddup2(&actions, theirs, FprintProtocol.helperDescriptor)
-        rc |= posix_spawnattr_setsigmask(&attributes, &noSignals)
-        rc |= posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        rc |= posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        guard rc == 0 else {
-            Glibc.close(ours)
-            return .failure(SensorUnavailable("cannot prepare posix_spawn"))
-        }
-
-        let argv = CStringArray([launch.path] + launch.arguments)
-        let envp = CStringArray(launch.environment)
-        guard argv.complete, envp.complete else {
-            Glibc.close(ours)
-            return .failure(SensorUnavailable("out of memory"))
-        }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, launch.path, &actions, &attributes, argv.pointers, envp.pointers)
-        guard spawned == 0 else {
-            Glibc.close(ours)
-            return .failure(SensorUnavailable("cannot start \(launch.path): \(errnoDescription(spawned))"))
-        }
-        return .success(HelperProcess(pid: pid, channel: FrameChannel(fd: ours, limit: limit, sensitive: sensitive)))
+        return .success(HelperProcess(pid: pid, channel: FrameChannel(fd: pair.releaseFirst().rawValue, limit: limit, sensitive: sensitive)))
     }
 
     func send(_ request: FprintRequest, until deadline: Int64) -> Result<Void, SensorUnavailable> {
@@ -200,7 +157,7 @@ public final class HelperProcess {
         // waitpid(WNOHANG) just said "still running": an unreaped child keeps its pid, so the
         // signal cannot reach anyone else. Once it has exited (or the host reaped it), no signal.
         if !reap(until: 0) {
-            _ = Glibc.kill(pid, SIGKILL)
+            try? Signal.kill.send(to: pid)
         }
         channel.close()
         // A killed process is gone in microseconds, unless stuck in the kernel (a wedged USB
@@ -212,41 +169,15 @@ public final class HelperProcess {
     @discardableResult
     public func reap(until deadline: Int64) -> Bool {
         while !reaped {
-            var status: Int32 = 0
-            let rc = waitpid(pid, &status, WNOHANG)
-            if rc == pid {
+            switch ChildProcess.collect(pid) {
+            case .reaped, .gone:
+                // .gone (ECHILD): the host reaped it (its SIGCHLD handler) or ignores SIGCHLD.
                 reaped = true
-            } else if rc < 0 && errno == EINTR {
-                continue
-            } else if rc < 0 {
-                // ECHILD: the host reaped it (its SIGCHLD handler) or ignores SIGCHLD.
-                reaped = true
-            } else {
+            case .running:
                 if monotonicMilliseconds() >= deadline { return false }
-                _ = poll(nil, 0, 5)
+                Sleep.milliseconds(5)
             }
         }
         return true
     }
-}
-
-/// A NULL-terminated array of C strings for posix_spawn, freed on deinit.
-final class CStringArray {
-    private(set) var pointers: [UnsafeMutablePointer<CChar>?]
-    let complete: Bool
-
-    init(_ strings: [String]) {
-        var all: [UnsafeMutablePointer<CChar>?] = []
-        var ok = true
-        for s in strings {
-            let p = strdup(s)
-            if p == nil { ok = false }
-            all.append(p)
-        }
-        all.append(nil)
-        pointers = all
-        complete = ok
-    }
-
-    deinit { for p in pointers { free(p) } }
 }

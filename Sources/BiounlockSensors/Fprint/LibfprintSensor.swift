@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
 import BiounlockFprintProtocol
 

@@ -1,5 +1,5 @@
-import Glibc
 import BiounlockCore
+import BiounlockSystem
 
 /// A fingerprint reader with no hardware: while verifying or enrolling it listens on a
 /// control socket and takes virtual_device's commands (`SCAN id`, `RETRY n`, `ERROR n`,
@@ -14,10 +14,10 @@ public final class SimulatedSensor: FingerprintSensor {
     public static let enrollStages = 5
 
     let path: String
-    private var listener: Int32
+    private var listener: FileDescriptor?
     private var pendingSleep = 0
 
-    private init(path: String, listener: Int32) {
+    private init(path: String, listener: FileDescriptor) {
         self.path = path
         self.listener = listener
     }
@@ -26,51 +26,51 @@ public final class SimulatedSensor: FingerprintSensor {
 
     /// Creates the control socket at `path` and starts listening.
     public static func listen(at path: String) -> Result<SimulatedSensor, SensorUnavailable> {
-        guard UnixSocket.address(path) != nil else {
+        guard LocalSocketAddress(path) != nil else {
             return .failure(SensorUnavailable("sim_socket path is empty or longer than \(UnixSocket.maximumPathLength) bytes"))
         }
         if let problem = TrustedFiles.checkDirectory(TrustedFiles.parentDirectory(of: path)) {
             return .failure(SensorUnavailable("sim_socket directory refused: \(problem)"))
         }
         // A socket left by an earlier transaction is replaced; anything else at the path is not ours.
-        var st = stat()
-        if lstat(path, &st) == 0 {
-            guard (st.st_mode & S_IFMT) == S_IFSOCK else {
+        if let st = try? FileStatus.of(path, followingSymbolicLinks: false) {
+            guard st.kind == .socket else {
                 return .failure(SensorUnavailable("\(path) exists and is not a socket"))
             }
-            unlink(path)
+            try? FileSystem.unlink(path)
         }
         // bind() creates the socket with the caller's umask (the module must not change the
         // host's): it is bound under a private name, made 0600, and only then renamed into place,
         // so the socket at `path` is never anyone's but root's, not even for an instant.
-        let staging = TrustedFiles.parentDirectory(of: path) + "/.sim-\(getpid())"
-        guard let stagingAddr = UnixSocket.address(staging) else {
+        let staging = TrustedFiles.parentDirectory(of: path) + "/.sim-\(ProcessIdentity.processID)"
+        guard let stagingAddress = LocalSocketAddress(staging) else {
             return .failure(SensorUnavailable("sim_socket directory path is too long"))
         }
-        unlink(staging)
-        let fd = UnixSocket.makeSocket()
-        guard fd >= 0 else { return .failure(SensorUnavailable("socket: \(errnoDescription(errno))")) }
-        let bound = UnixSocket.withSockaddr(stagingAddr) { bind(fd, $0, $1) }
-        guard bound == 0 else {
-            let e = errno
-            Glibc.close(fd)
-            return .failure(SensorUnavailable("bind \(path): \(errnoDescription(e))"))
+        try? FileSystem.unlink(staging)
+        let socket: OwnedDescriptor
+        do throws(Errno) { socket = try FileDescriptor.localStreamSocket(nonBlocking: true) } catch {
+            return .failure(SensorUnavailable(error))
         }
-        guard chmod(staging, 0o600) == 0, rename(staging, path) == 0, Glibc.listen(fd, 16) == 0 else {
-            let e = errno
-            Glibc.close(fd)
-            unlink(staging)
-            unlink(path)
-            return .failure(SensorUnavailable("listen \(path): \(errnoDescription(e))"))
+        do throws(Errno) { try socket.descriptor.bind(to: stagingAddress) } catch {
+            return .failure(SensorUnavailable("bind \(path)", error))
         }
-        return .success(SimulatedSensor(path: path, listener: fd))
+        do throws(Errno) {
+            try FileSystem.changePermissions(staging, 0o600)
+            try FileSystem.rename(staging, to: path)
+            try socket.descriptor.listen(backlog: 16)
+        } catch {
+            try? FileSystem.unlink(staging)
+            try? FileSystem.unlink(path)
+            return .failure(SensorUnavailable("listen \(path)", error))
+        }
+        return .success(SimulatedSensor(path: path, listener: socket.release()))
     }
 
     public func close() {
-        guard listener >= 0 else { return }
-        Glibc.close(listener)
-        listener = -1
-        unlink(path)
+        guard let listener else { return }
+        listener.close()
+        self.listener = nil
+        try? FileSystem.unlink(path)
     }
 
     enum Next { case command(SimCommand), timedOut, interrupted, failed(SensorUnavailable) }
@@ -83,25 +83,25 @@ public final class SimulatedSensor: FingerprintSensor {
 
     /// Like nextCommand, but also returns as soon as `interrupt` is readable.
     func next(until deadline: Deadline, interrupt: Int32?) -> Next {
-        while listener >= 0 {
-            switch UnixSocket.waitEither(listener, interrupt, until: deadline) {
+        while let listener {
+            switch UnixSocket.waitEither(listener, interrupt.map(FileDescriptor.init(rawValue:)), until: deadline) {
             case .second: return .interrupted
             case .neither: return .timedOut
             case .first: break
             }
             // Glibc's module does not export accept4; set the flags right after accept.
-            let conn = accept(listener, nil, nil)
-            if conn < 0 {
-                if errno == EINTR || errno == EAGAIN || errno == ECONNABORTED { continue }
-                return .failed(SensorUnavailable("accept: \(errnoDescription(errno))"))
+            let connection: OwnedDescriptor
+            do throws(Errno) { connection = try listener.accept() } catch {
+                if error.code == .wouldBlock || error.code == .connectionAborted { continue }
+                return .failed(SensorUnavailable(error))
             }
-            _ = fcntl(conn, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(conn, F_SETFL, fcntl(conn, F_GETFL) | O_NONBLOCK)
+            try? connection.descriptor.setCloseOnExec()
+            try? connection.descriptor.setNonBlocking()
             // A client gets at most one second to send its command.
             let readDeadline = Deadline.after(milliseconds: min(1000, Int64(deadline.remaining())))
-            let message = UnixSocket.readMessage(conn, limit: SimCommand.maximumLength, deadline: readDeadline)
+            let message = UnixSocket.readMessage(connection.descriptor, limit: SimCommand.maximumLength, deadline: readDeadline)
             // Closing the connection is the reply: EOF tells the client the command was taken.
-            Glibc.close(conn)
+            connection.close()
             guard let command = SimCommand(bytes: message) else { continue }
             if case .sleep(let ms) = command {
                 pendingSleep += ms
@@ -187,29 +187,35 @@ public enum SimulatedFinger {
     /// The same for any virtual_device command, as bytes (`INSERT id` for virtual_device_storage,
     /// `SET_ENROLL_STAGES n`, …): the simulated sensor ignores what it does not know.
     public static func send(bytes: [UInt8], to path: String, waitMilliseconds: Int) -> Result<Void, SensorUnavailable> {
-        guard let addr = UnixSocket.address(path) else {
+        guard let address = LocalSocketAddress(path) else {
             return .failure(SensorUnavailable("socket path is empty or longer than \(UnixSocket.maximumPathLength) bytes"))
         }
         let deadline = Deadline.after(milliseconds: Int64(waitMilliseconds))
-        var lastError: Int32 = 0
+        var lastError = Errno(.connectionRefused, call: "connect")
         repeat {
-            let fd = UnixSocket.makeSocket()
-            guard fd >= 0 else { return .failure(SensorUnavailable("socket: \(errnoDescription(errno))")) }
-            var rc = UnixSocket.withSockaddr(addr) { connect(fd, $0, $1) }
-            if rc != 0 && errno == EINPROGRESS { rc = UnixSocket.wait(fd, events: Int16(POLLOUT), until: deadline) ? 0 : -1 }
-            if rc == 0 {
-                defer { Glibc.close(fd) }
-                guard UnixSocket.writeAll(fd, bytes, deadline: deadline) else {
-                    return .failure(SensorUnavailable("write: \(errnoDescription(errno))"))
+            let socket: OwnedDescriptor
+            do throws(Errno) { socket = try FileDescriptor.localStreamSocket(nonBlocking: true) } catch {
+                return .failure(SensorUnavailable(error))
+            }
+            var connected = false
+            do throws(Errno) {
+                try socket.descriptor.connect(to: address)
+                connected = true
+            } catch {
+                lastError = error
+                if error.code == .inProgress { connected = UnixSocket.wait(socket.descriptor, for: .writable, until: deadline) }
+            }
+            if connected {
+                do throws(Errno) { try UnixSocket.writeAll(socket.descriptor, bytes, deadline: deadline) } catch {
+                    return .failure(SensorUnavailable("write", error))
                 }
-                shutdown(fd, Int32(SHUT_WR))
-                _ = UnixSocket.readMessage(fd, limit: 4096, deadline: deadline, quietMilliseconds: Int64(deadline.remaining()))
+                try? socket.descriptor.shutdownWriting()
+                _ = UnixSocket.readMessage(socket.descriptor, limit: 4096, deadline: deadline, quietMilliseconds: Int64(deadline.remaining()))
                 return .success(())
             }
-            lastError = errno
-            Glibc.close(fd)
+            socket.close()
             UnixSocket.sleep(milliseconds: 20, until: deadline)
         } while !deadline.hasPassed()
-        return .failure(SensorUnavailable("no simulated sensor listening on \(path) (\(errnoDescription(lastError)))"))
+        return .failure(SensorUnavailable("no simulated sensor listening on \(path) (\(lastError.message))"))
     }
 }

@@ -1,95 +1,59 @@
-import Glibc
 import BiounlockCore
+import BiounlockSystem
 
-/// Minimal AF_UNIX stream helpers for the simulated sensor. Every descriptor is
-/// close-on-exec and non-blocking; every wait is a poll(2) bounded by a deadline and
-/// retried on EINTR.
+/// Minimal AF_UNIX stream helpers for the simulated sensor, over BiounlockSystem's descriptors
+/// (close-on-exec and non-blocking; EINTR retried by the layer). Every wait is a poll(2) bounded
+/// by a deadline.
 enum UnixSocket {
     /// sun_path holds 108 bytes including the terminator; longer paths are refused, not truncated.
-    static let maximumPathLength = 107
-
-    static func address(_ path: String) -> sockaddr_un? {
-        let bytes = Array(path.utf8)
-        guard !bytes.isEmpty, bytes.count <= maximumPathLength, !bytes.contains(0) else { return nil }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-            raw[bytes.count] = 0
-        }
-        return addr
-    }
-
-    static func makeSocket() -> Int32 {
-        socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-    }
-
-    static func withSockaddr<R>(_ addr: sockaddr_un, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
-        var copy = addr
-        return withUnsafePointer(to: &copy) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-    }
+    static let maximumPathLength = LocalSocketAddress.maximumPathLength
 
     /// Waits until `fd` has `events`; false on deadline or error.
-    static func wait(_ fd: Int32, events: Int16, until deadline: Deadline) -> Bool {
-        while true {
-            var pfd = pollfd(fd: fd, events: events, revents: 0)
-            let rc = poll(&pfd, 1, deadline.remaining())
-            if rc > 0 { return true }
-            if rc == 0 { return false }
-            if errno != EINTR { return false }
-        }
+    static func wait(_ fd: FileDescriptor, for events: PollEvents, until deadline: Deadline) -> Bool {
+        (try? Poll.wait(fd, for: events, until: deadline)) != nil
     }
 
     enum Ready { case first, second, neither }
 
     /// Waits until `first` (or, when given, `second`) is readable; `.neither` on deadline or error.
-    static func waitEither(_ first: Int32, _ second: Int32?, until deadline: Deadline) -> Ready {
-        guard let second else { return wait(first, events: Int16(POLLIN), until: deadline) ? .first : .neither }
-        while true {
-            var fds = [pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)]
-            let rc = poll(&fds, 2, deadline.remaining())
-            if rc > 0 {
-                // The terminal first: a keystroke should never wait behind a stream of commands.
-                if fds[1].revents != 0 { return .second }
-                return .first
-            }
-            if rc == 0 { return .neither }
-            if errno != EINTR { return .neither }
-        }
+    static func waitEither(_ first: FileDescriptor, _ second: FileDescriptor?, until deadline: Deadline) -> Ready {
+        guard let second else { return wait(first, for: .readable, until: deadline) ? .first : .neither }
+        guard let events = try? Poll.wait([Poll.Request(first, .readable), Poll.Request(second, .readable)], until: deadline),
+              events.count == 2 else { return .neither }
+        // The terminal first: a keystroke should never wait behind a stream of commands.
+        return events[1].isEmpty ? .first : .second
     }
 
     /// Reads until EOF, `limit` bytes, the deadline, or `quietMilliseconds` without new data
     /// once something has arrived (virtual_device clients do not always half-close).
-    static func readMessage(_ fd: Int32, limit: Int, deadline: Deadline, quietMilliseconds: Int64 = 50) -> [UInt8] {
+    static func readMessage(_ fd: FileDescriptor, limit: Int, deadline: Deadline, quietMilliseconds: Int64 = 50) -> [UInt8] {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
         while out.count <= limit {
             let wait = out.isEmpty ? deadline : Deadline.after(milliseconds: quietMilliseconds)
-            guard UnixSocket.wait(fd, events: Int16(POLLIN), until: wait) else { break }
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
+            guard UnixSocket.wait(fd, for: .readable, until: wait) else { break }
+            let n: Int
+            do throws(Errno) { n = try fd.read(into: &buffer) } catch {
+                if error.code == .wouldBlock { continue }
                 break
             }
             if n == 0 { break }
-            out.append(contentsOf: buffer[0..<n])
+            out.append(contentsOf: buffer.prefix(n))
         }
         return out
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], deadline: Deadline) -> Bool {
+    /// Sends all of `bytes` (MSG_NOSIGNAL: a peer that closed early is an error here, never a
+    /// SIGPIPE), waiting for room until `deadline`.
+    static func writeAll(_ fd: FileDescriptor, _ bytes: [UInt8], deadline: Deadline) throws(Errno) {
         var offset = 0
         while offset < bytes.count {
-            // send with MSG_NOSIGNAL: a peer that closed early is an error here, never a SIGPIPE.
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n > 0 { offset += n; continue }
-            if n < 0 && (errno == EINTR) { continue }
-            if n < 0 && errno == EAGAIN && wait(fd, events: Int16(POLLOUT), until: deadline) { continue }
-            return false
+            do throws(Errno) {
+                let n = try fd.send(bytes, from: offset, flags: [.noSignal])
+                guard n > 0 else { throw Errno(.ioError, call: "send") }
+                offset += n
+            } catch where error.code == .wouldBlock && wait(fd, for: .writable, until: deadline) {}
         }
-        return true
     }
 
     /// Sleeps up to `milliseconds`, never past `deadline`.
@@ -97,7 +61,7 @@ enum UnixSocket {
         let bounded = Deadline.after(milliseconds: Int64(milliseconds))
         let end = bounded.milliseconds < deadline.milliseconds ? bounded : deadline
         while end.remaining() > 0 {
-            _ = poll(nil, 0, end.remaining())
+            Sleep.milliseconds(end.remaining())
         }
     }
 }

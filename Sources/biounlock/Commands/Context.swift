@@ -1,5 +1,6 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 
 /// What every command needs: the effective options and a way to reach the store.
@@ -31,7 +32,7 @@ struct Context {
     }
 
     /// Whether a store file exists yet (read commands do not create one).
-    var storeExists: Bool { access(options.storePath, F_OK) == 0 }
+    var storeExists: Bool { FileSystem.exists(options.storePath) }
 
     /// The account for USER, or a failure naming the problem.
     func account(_ name: String) throws(CommandFailure) -> Account {

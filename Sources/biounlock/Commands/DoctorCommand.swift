@@ -1,5 +1,6 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSensors
 import BiounlockStore
 
@@ -30,7 +31,7 @@ enum DoctorCommand {
         var checks: [Check] = []
 
         // The module file.
-        let modulePath = invocation.value("--module") ?? securityDirs.map { $0 + "/pam_biounlock.so" }.first { access($0, F_OK) == 0 }
+        let modulePath = invocation.value("--module") ?? securityDirs.map { $0 + "/pam_biounlock.so" }.first { FileSystem.exists($0) }
         if let modulePath {
             checks.append(moduleCheck(modulePath))
         } else {
@@ -62,7 +63,7 @@ enum DoctorCommand {
             }
             for (name, text) in files.sorted(by: { $0.key < $1.key }) {
                 for path in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) where path.hasPrefix("/") && path.hasSuffix("pam_biounlock.so") {
-                    if access(String(path), F_OK) != 0 {
+                    if !FileSystem.exists(String(path)) {
                         checks.append(Check(name: "pam.d/\(name)", status: .problem, detail: L("{path} does not exist", ["path": String(path)]),
                                             fix: L("fix the path or install the module there")))
                     }
@@ -71,7 +72,7 @@ enum DoctorCommand {
         }
 
         // The store and the config.
-        if access(context.options.storePath, F_OK) != 0 {
+        if !FileSystem.exists(context.options.storePath) {
             checks.append(Check(name: "store", status: .warning,
                                 detail: L("{path} does not exist yet (created by the first enrol or passcode set)", ["path": context.options.storePath]), fix: nil))
         } else if let problem = Store.trustProblem(path: context.options.storePath) {
@@ -117,7 +118,7 @@ enum DoctorCommand {
                                            ["command": "apt install fprintd", "setting": "sensor = libfprint", "path": options.configPath])))
             }
         } else {
-            switch Sensors(logger: StderrLogger()).open(options) {
+            switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).open(options) {
             case .success(let sensor):
                 sensor.close()
                 checks.append(Check(name: "reader", status: .ok, detail: L("{sensor} sensor available", ["sensor": options.sensor.rawValue]), fix: nil))
@@ -178,22 +179,15 @@ enum DoctorCommand {
     }
 
     static func moduleCheck(_ path: String) -> Check {
-        var st = stat()
-        guard lstat(path, &st) == 0 else {
+        guard let st = try? FileStatus.of(path, followingSymbolicLinks: false) else {
             return Check(name: "module", status: .problem, detail: L("{path} does not exist", ["path": path]), fix: L("install build/pam_biounlock.so there"))
         }
-        if st.st_uid != 0 || st.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+        if st.owner != 0 || st.isWritableByGroupOrOthers {
             return Check(name: "module", status: .problem, detail: L("{path} is not root-owned or is writable by others", ["path": path]),
                          fix: "chown root:root \(path); chmod 0644 \(path)")
         }
         // dlopen in a child process, so a broken module cannot take this one down.
-        let pid = fork()
-        if pid == 0 {
-            let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)
-            _exit(handle != nil && dlsym(handle, "pam_sm_authenticate") != nil && dlsym(handle, "pam_sm_setcred") != nil ? 0 : 1)
-        }
-        var status: Int32 = 0
-        guard pid > 0, waitpid(pid, &status, 0) == pid, status == 0 else {
+        guard SharedObject.loadsInChildProcess(path, exporting: ["pam_sm_authenticate", "pam_sm_setcred"]) else {
             return Check(name: "module", status: .problem,
                          detail: L("{path} does not load (or lacks pam_sm_authenticate/pam_sm_setcred): PAM would report 'module unknown'", ["path": path]),
                          fix: L("reinstall it from a build for this system"))
@@ -223,39 +217,24 @@ enum DoctorCommand {
         }
     }
 
-    /// Regular files of the pam.d directory, at most 64 KiB each.
+    /// Regular files of the pam.d directory, at most 64 KiB each (PamDirectory: the layer's
+    /// directory reading, as `biounlock sensors` and the module read directories).
     static func readPamDir(_ dir: String) -> [String: String] {
         var files: [String: String] = [:]
-        guard let handle = opendir(dir) else { return files }
-        defer { closedir(handle) }
-        var count = 0
-        while count < 1000, let entry = readdir(handle) {
-            count += 1
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix(".") { continue }
-            let path = dir + "/" + name
-            var st = stat()
-            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size <= 65536,
-                  let file = fopen(path, "r") else { continue }
-            defer { fclose(file) }
-            var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-            let n = fread(&bytes, 1, bytes.count, file)
-            files[name] = String(decoding: bytes.prefix(n), as: UTF8.self)
+        for name in PamDirectory.serviceNames(dir) {
+            guard let bytes = FileSystem.readRegularFile(dir + "/" + name, limit: PamDirectory.maximumFileSize) else { continue }
+            files[name] = String(decoding: bytes, as: UTF8.self)
         }
         return files
     }
 
     static func fprintdRunning() -> Bool {
-        guard let proc = opendir("/proc") else { return false }
-        defer { closedir(proc) }
-        while let entry = readdir(proc) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.first?.isNumber == true, let file = fopen("/proc/\(name)/comm", "r") else { continue }
-            var buffer = [CChar](repeating: 0, count: 32)
-            let line = fgets(&buffer, 32, file).map { _ in String(cString: buffer) } ?? ""
-            fclose(file)
-            if line.hasPrefix("fprintd") { return true }
+        var running = false
+        Directory.forEachEntry(in: "/proc") { name in
+            guard name.first?.isNumber == true, let comm = FileSystem.readRegularFile("/proc/\(name)/comm", limit: 32) else { return true }
+            running = comm.starts(with: Array("fprintd".utf8))
+            return !running
         }
-        return false
+        return running
     }
 }

@@ -1,9 +1,10 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSensors
 
 /// `biounlock enable|disable USER [--service S]`: the "biometric unlock" toggle.
 enum EnableCommand {
-    static let serviceOption = OptionSpec(name: "--service", value: "S", help: L("only for this PAM service (e.g. sudo)"))
+    static let serviceOption = OptionSpec(name: "--service", value: "S", help: L("only for this PAM service (e.g. sudo)"), kind: .service)
 
     static let enable = CommandSpec(
         path: ["enable"], positionals: [("USER", false)], options: [serviceOption],
@@ -20,9 +21,6 @@ enum EnableCommand {
         let context = try Context(invocation)
         let account = try context.account(invocation.positionals[0])
         let service = invocation.value("--service")
-        if let service, !Accounts.isPlausibleName(service) {
-            throw UsageError(L("'{service}' is not a PAM service name", ["service": sanitizedForLog(service)]), command: invocation.spec)
-        }
         let store = try context.openStore()
         if enabled {
             try context.requireOwnRecord(account, in: store)

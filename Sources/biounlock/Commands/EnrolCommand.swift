@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSensors
 import BiounlockStore
 import BiounlockFprintProtocol
@@ -9,7 +10,7 @@ enum EnrolCommand {
         path: ["enrol"], positionals: [("USER", false)],
         options: [OptionSpec(name: "--finger", value: "F", help: L("finger to enrol (default {finger})", ["finger": Finger.default.name])),
                   OptionSpec(name: "--device", value: "D", help: L("reader to use: driver, device id or driver/id (see 'biounlock sensors')")),
-                  OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"))],
+                  OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"), kind: .seconds(1...600))],
         abstract: L("Enrol a finger for USER."),
         discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it. With sensor fprintd, fprintd takes and keeps the print (as GNOME Settings and fprintd-enroll do)."),
         writes: true, run: run)
@@ -18,11 +19,7 @@ enum EnrolCommand {
         let context = try Context(invocation)
         let account = try context.account(invocation.positionals[0])
         let finger = try context.finger(invocation.value("--finger") ?? Finger.default.name)
-        var seconds = 60
-        if let text = invocation.value("--timeout") {
-            guard let n = Int(text), (1...600).contains(n) else { throw UsageError(L("{option} takes {range} seconds", ["option": "--timeout", "range": "1-600"]), command: spec) }
-            seconds = n
-        }
+        let seconds = invocation.integer("--timeout") ?? 60
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
         try context.requireOwnRecord(account, in: store)

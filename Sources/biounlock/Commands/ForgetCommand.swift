@@ -18,7 +18,7 @@ enum ForgetCommand {
         guard let record = try storeCall(L("cannot read the store"), { () throws(StoreFailure) in try store.loadUser(name) }) else {
             throw CommandFailure(L("'{user}' has no biounlock record", ["user": sanitizedForLog(name)]))
         }
-        try storeCall(L("cannot forget {user}", ["user": sanitizedForLog(name)])) { () throws(StoreFailure) in try store.forget(user: name) }
+        _ = try storeCall(L("cannot forget {user}", ["user": sanitizedForLog(name)])) { () throws(StoreFailure) in try store.forget(user: name) }
         let fingers = record.templates.count
         if record.passcode == nil {
             Output.line(L("Forgot {user}: 1 finger, no passcode, settings and counters.",

@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 
 /// `biounlock log [--user U] [--service S] [--since 2h|2026-11-01] [--limit N]`: the audit log,
@@ -7,9 +8,9 @@ enum LogCommand {
     static let spec = CommandSpec(
         path: ["log"], positionals: [],
         options: [OptionSpec(name: "--user", value: "U", help: L("only this user")),
-                  OptionSpec(name: "--service", value: "S", help: L("only this PAM service")),
+                  OptionSpec(name: "--service", value: "S", help: L("only this PAM service"), kind: .service),
                   OptionSpec(name: "--since", value: "WHEN", help: L("a duration back (2h, 3d) or a UTC date (2026-11-01)")),
-                  OptionSpec(name: "--limit", value: "N", help: L("at most N events (default 50)"))],
+                  OptionSpec(name: "--limit", value: "N", help: L("at most N events (default 50)"), kind: .count(1...1_000_000))],
         abstract: L("Show the audit log, newest first."),
         discussion: L("One event per authentication: time, user, service, tty, remote host, method, outcome, reason. Never a secret."),
         writes: false, run: run)
@@ -23,11 +24,7 @@ enum LogCommand {
             }
             since = t
         }
-        var limit = 50
-        if let text = invocation.value("--limit") {
-            guard let n = Int(text), (1...1_000_000).contains(n) else { throw UsageError(L("{option} takes {range}", ["option": "--limit", "range": "1-1000000"]), command: spec) }
-            limit = n
-        }
+        let limit = invocation.integer("--limit") ?? 50
         var events: [AuditEvent] = []
         if context.storeExists {
             let store = try context.openStore()

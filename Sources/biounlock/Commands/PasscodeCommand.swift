@@ -1,5 +1,6 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 
 /// `biounlock passcode set|clear USER`: biounlock's own passcode (Argon2id), the fallback
@@ -34,9 +35,9 @@ enum PasscodeCommand {
         let typed: Secret
         if invocation.has("--stdin") {
             // Nothing of the secret is printed: standard output ends up in provisioning logs.
-            typed = try SecretInput.readLine(fd: STDIN_FILENO)
+            typed = try SecretInput.readLine()
         } else {
-            guard isatty(STDIN_FILENO) != 0 else {
+            guard FileDescriptor.standardInput.isTerminal else {
                 throw UsageError(L("standard input is not a terminal; pass --stdin to read the passcode from it"), command: set)
             }
             // The pattern's drawing goes to the terminal only, while it is confirmed, and is erased

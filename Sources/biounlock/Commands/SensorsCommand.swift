@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSensors
 
 /// `biounlock sensors [--json]`: the readers present (driver, id, name, enrol stages, features).

@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockStore
 import BiounlockSensors
 

@@ -1,4 +1,4 @@
-import Glibc
+import BiounlockSystem
 import BiounlockCore
 import BiounlockSensors
 import BiounlockStore
@@ -9,7 +9,7 @@ import BiounlockStore
 enum VerifyCommand {
     static let spec = CommandSpec(
         path: ["verify"], positionals: [("USER", false)],
-        options: [OptionSpec(name: "--service", value: "S", help: L("evaluate as this PAM service (default sudo)"))],
+        options: [OptionSpec(name: "--service", value: "S", help: L("evaluate as this PAM service (default sudo)"), kind: .service)],
         abstract: L("Try the whole chain for USER, as the module would, and say what decided."),
         discussion: L("Touch the reader or type the passcode when asked. The attempt counts like a real one."),
         writes: true, run: run)
@@ -21,40 +21,22 @@ enum VerifyCommand {
         let logger = StderrLogger(verbose: true)
         let options = context.options
         let chain = PolicyChain(
-            options: options, conversation: TerminalConversation(), logger: logger, sensors: Sensors(logger: logger),
-            openStore: {
-                Result { () throws(StoreFailure) -> AuthStore in
-                    let store = try Store.open(path: options.storePath, mode: .authenticate)
-                    store.retention = Store.Retention(options)
-                    return store
-                }
-            },
-            sessionFacts: { SessionProbe.facts(rhost: "", tty: "", environment: { getenv($0).map { String(cString: $0) } }, options: options) },
+            options: options, conversation: TerminalConversation(), logger: logger, sensors: Sensors(logger: logger, helperDiagnostics: .stderr),
+            openStore: { Store.openForAuthentication(options) },
+            sessionFacts: { SessionProbe.facts(rhost: "", tty: "", environment: { Environment.value($0).map { String(decoding: $0, as: UTF8.self) } }, options: options) },
             terminal: { ControllingTerminal.forConversation(pamTTY: "") })
         let decision = chain.run(AuthRequest(user: name, service: service, tty: ttyName()))
         // TRANSLATORS: {outcome}, {method} and {reason} are the audit log's codes (success,
         // fingerprint, finger-matched...): keep them as they are.
         Output.line(L("Result: {outcome} (method {method}, decided by: {reason})",
                       ["outcome": decision.outcome.label, "method": decision.method.rawValue, "reason": decision.reason.rawValue]))
-        Output.line(L("The module would return {code}.", ["code": pamCode(decision.outcome)]))
+        Output.line(L("The module would return {code}.", ["code": PamReturn(decision.outcome).name]))
         if case .success = decision.outcome { return 0 }
         return 1
     }
 
-    static func pamCode(_ outcome: Outcome) -> String {
-        switch outcome {
-        case .success: return "PAM_SUCCESS"
-        case .ignore: return "PAM_IGNORE"
-        case .unavailable: return "PAM_AUTHINFO_UNAVAIL"
-        case .maxTries: return "PAM_MAXTRIES"
-        case .userUnknown: return "PAM_USER_UNKNOWN"
-        case .conversationFailed: return "PAM_CONV_ERR"
-        }
-    }
-
     static func ttyName() -> String {
-        guard let name = ttyname(STDIN_FILENO) else { return "" }
-        return String(cString: name)
+        FileDescriptor.standardInput.terminalName ?? ""
     }
 }
 
@@ -65,7 +47,7 @@ final class TerminalConversation: Conversation {
     func promptSecret(_ prompt: String) -> ConversationReply {
         let secret: Secret
         do {
-            secret = isatty(STDIN_FILENO) != 0 ? try SecretInput.prompt(prompt) : try SecretInput.readLine(fd: STDIN_FILENO)
+            secret = FileDescriptor.standardInput.isTerminal ? try SecretInput.prompt(prompt) : try SecretInput.readLine()
         } catch {
             return .failed
         }

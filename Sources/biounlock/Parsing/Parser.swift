@@ -13,11 +13,46 @@ struct CommandFailure: Error {
     init(_ message: String) { self.message = message }
 }
 
+/// What an option's value must be; the parser checks it, so a command reads a value that is
+/// already valid (and every command with --service, say, refuses the same names the same way).
+enum OptionValueKind {
+    /// Anything (the command checks it: a user, a finger, a date).
+    case text
+    /// A whole number of seconds in the range (Core's integer rule: digits only).
+    case seconds(ClosedRange<Int>)
+    /// A count in the range.
+    case count(ClosedRange<Int>)
+    /// A PAM service name (ServiceName).
+    case service
+}
+
 /// One option a command accepts.
 struct OptionSpec {
     let name: String          // "--finger"
     let value: String?        // "F" when it takes a value, nil for a flag
     let help: String
+    let kind: OptionValueKind
+
+    init(name: String, value: String?, help: String, kind: OptionValueKind = .text) {
+        self.name = name; self.value = value; self.help = help; self.kind = kind
+    }
+
+    /// The usage error for `text` given to this option, or nil when it is valid.
+    func problem(with text: String) -> String? {
+        switch kind {
+        case .text:
+            return nil
+        case .seconds(let range):
+            guard boundedInteger(text, in: range) == nil else { return nil }
+            return L("{option} takes {range} seconds", ["option": name, "range": "\(range.lowerBound)-\(range.upperBound)"])
+        case .count(let range):
+            guard boundedInteger(text, in: range) == nil else { return nil }
+            return L("{option} takes {range}", ["option": name, "range": "\(range.lowerBound)-\(range.upperBound)"])
+        case .service:
+            guard !ServiceName.isValid(text) else { return nil }
+            return L("'{service}' is not a PAM service name", ["service": sanitizedForLog(text)])
+        }
+    }
 }
 
 /// What a subcommand looks like: its words, positionals, options and help (in the spirit of
@@ -109,6 +144,14 @@ struct Invocation {
     let flags: Set<String>
 
     func value(_ name: String) -> String? { values[name] }
+    /// A number option's value (checked by the parser against its range), or nil when not given.
+    func integer(_ name: String) -> Int? {
+        guard let text = values[name], let option = spec.options.first(where: { $0.name == name }) else { return nil }
+        switch option.kind {
+        case .seconds(let range), .count(let range): return boundedInteger(text, in: range)
+        case .text, .service: return nil
+        }
+    }
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 }
 
@@ -177,9 +220,12 @@ enum Parser {
                     throw UsageError(L("unknown option '{option}' for '{command}'", ["option": name, "command": spec.path.joined(separator: " ")]), command: spec)
                 }
                 if let valueName = option.value {
-                    if let inline { values[name] = inline }
-                    else if !words.isEmpty { values[name] = words.removeFirst() }
+                    let value: String
+                    if let inline { value = inline }
+                    else if !words.isEmpty { value = words.removeFirst() }
                     else { throw UsageError(L("{option} needs a value ({value})", ["option": name, "value": valueName]), command: spec) }
+                    if let problem = option.problem(with: value) { throw UsageError(problem, command: spec) }
+                    values[name] = value
                 } else {
                     guard inline == nil else { throw UsageError(L("{option} takes no value", ["option": name]), command: spec) }
                     flags.insert(name)

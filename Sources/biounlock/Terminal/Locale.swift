@@ -1,5 +1,5 @@
-import Glibc
 import BiounlockCore
+import BiounlockSystem
 
 /// The CLI's language: the locale of its environment (main calls setlocale), catalogs from
 /// `locale_dir` of the config file (default /usr/share/locale), English with --json.
@@ -27,6 +27,6 @@ enum CLILocale {
     /// --json: everything printed from here on is English (JSON values, warnings and errors
     /// alike), whatever the environment's language. The CLI's own locale, not a host's.
     static func english() {
-        setlocale(LC_MESSAGES, "C")
+        LocaleSetting.set(.messages, to: "C")
     }
 }

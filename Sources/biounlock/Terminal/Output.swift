@@ -1,11 +1,11 @@
-import Glibc
 import BiounlockCore
+import BiounlockSystem
 
 /// Where the CLI writes. Errors go to stderr with the program name; results to stdout.
 enum Output {
     static func line(_ text: String) {
         print(text)
-        fflush(stdout)
+        StandardOutput.flush()
     }
 
     static func error(_ text: String) {
@@ -13,7 +13,7 @@ enum Output {
     }
 
     /// Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
-    static let colour: Bool = isatty(STDERR_FILENO) != 0 && getenv("NO_COLOR") == nil
+    static let colour: Bool = FileDescriptor.standardError.isTerminal && Environment.value("NO_COLOR") == nil
 
     static func paint(_ text: String, red: Bool) -> String {
         colour ? "\u{1b}[1;31m" + text + "\u{1b}[0m" : text
@@ -25,13 +25,13 @@ enum Output {
     }
 
     static func errorLine(_ text: String) {
-        fputs(text + "\n", stderr)
+        try? FileDescriptor.standardError.writeAll(Array((text + "\n").utf8))
     }
 
     /// Progress lines that should appear at once (enrolment touches).
     static func progress(_ text: String) {
         print(text)
-        fflush(stdout)
+        StandardOutput.flush()
     }
 }
 

@@ -120,6 +120,23 @@ final class OptionParserTests: XCTestCase {
         XCTAssertEqual(sanitizedForLog("a\nb\u{1b}[31m"), "a?b?[31m")
         XCTAssertEqual(sanitizedForLog(String(repeating: "x", count: 100)).count, 65)
     }
+
+    func testNewOptionsParse() {
+        var o = Options()
+        let d = OptionParser.apply(arguments: ["bio_lockout=3", "bio_unlock_time=1h", "passcode_lockout=7", "require_passcode=boot",
+                                               "remote=allow", "lid=ignore", "lid_path=/t/lid", "logind_path=/t/s",
+                                               "reason=Approve %s with a finger"], to: &o)
+        XCTAssertEqual(d, [])
+        XCTAssertEqual(o.biometricLockout, 3); XCTAssertEqual(o.biometricUnlockSeconds, 3600); XCTAssertEqual(o.passcodeLockout, 7)
+        XCTAssertEqual(o.requirePasscode.description, "boot"); XCTAssertEqual(o.remote, .allow); XCTAssertEqual(o.lid, .ignore)
+        XCTAssertEqual(Messages.touchPrompt(template: o.reason, service: "sudo"), "Approve sudo with a finger")
+        XCTAssertEqual(OptionParser.apply(arguments: ["reason=bad\u{7}", "remote=maybe", "bio_lockout=0", "touch_first=121"], to: &o).count, 4)
+        XCTAssertEqual(OptionParser.apply(arguments: ["remote=skip", "touch_first=0"], to: &o), [])
+        XCTAssertEqual(o.remote, .passcode, "0.1.0's remote=skip is remote=passcode")
+        XCTAssertEqual(o.touchFirstSeconds, 0)
+        XCTAssertEqual(Options().remote, .ignore, "remote sessions are left alone by default")
+        XCTAssertEqual(Options().touchFirstSeconds, 2)
+    }
 }
 
 extension Result {

@@ -1,7 +1,8 @@
 import XCTest
 @testable import BiounlockCore
 
-/// sensor=auto and the fprintd keys of the shared option table.
+/// sensor=auto and the fprintd keys of the shared option table (how doctor words the choice:
+/// BiounlockAdminTests/SensorChoiceTests).
 final class SensorSelectionTests: XCTestCase {
     func load(_ arguments: [String], fprintd: String?) throws -> Options {
         try Configuration.load(arguments: arguments, readFile: { .failure(.missing($0)) }, fprintdService: { fprintd }).get().options
@@ -11,10 +12,10 @@ final class SensorSelectionTests: XCTestCase {
         let desktop = try load([], fprintd: "/usr/share/dbus-1/system-services/net.reactivated.Fprint.service")
         XCTAssertEqual(desktop.sensor, .fprintd)
         XCTAssertEqual(desktop.sensorSetting, .auto)
-        XCTAssertTrue(desktop.sensorReason.contains("fprintd's D-Bus service is installed"), desktop.sensorReason)
+        XCTAssertEqual(desktop.sensorChoice, .fprintdInstalled(service: "/usr/share/dbus-1/system-services/net.reactivated.Fprint.service"))
         let server = try load([], fprintd: nil)
         XCTAssertEqual(server.sensor, .libfprint)
-        XCTAssertTrue(server.sensorReason.contains("fprintd is not installed"), server.sensorReason)
+        XCTAssertEqual(server.sensorChoice, .fprintdMissing(lookedFor: SensorSelection.fprintdServiceFiles[0]))
         XCTAssertEqual(try load(["sensor=auto"], fprintd: nil).sensor, .libfprint)
     }
 
@@ -24,7 +25,7 @@ final class SensorSelectionTests: XCTestCase {
                 let o = try load(["sensor=\(kind.rawValue)"], fprintd: fprintd)
                 XCTAssertEqual(o.sensor, kind)
                 XCTAssertEqual(o.sensorSetting, kind)
-                XCTAssertEqual(o.sensorReason, "sensor=\(kind.rawValue) is configured")
+                XCTAssertEqual(o.sensorChoice, .configured(kind))
             }
         }
     }

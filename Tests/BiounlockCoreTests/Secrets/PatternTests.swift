@@ -82,19 +82,6 @@ final class PatternTests: XCTestCase {
         let other = try Pattern.canonicalSecret(Secret(bytes: Array("12369".utf8))!).get()
         XCTAssertTrue(try Passcode.verify(other, against: hash))
     }
-
-    func testDrawShowsTheOrderOfEachPoint() {
-        XCTAssertEqual(Pattern.draw([1, 2, 3, 6, 9]), """
-            ┌───┬───┬───┐
-            │ 1 │ 2 │ 3 │
-            ├───┼───┼───┤
-            │   │   │ 4 │
-            ├───┼───┼───┤
-            │   │   │ 5 │
-            └───┴───┴───┘
-            path: 1 → 2 → 3 → 6 → 9
-            """)
-    }
 }
 
 /// SplitMix64: a fixed seed gives the same sequence on every run and machine.

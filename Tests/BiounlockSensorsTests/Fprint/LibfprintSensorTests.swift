@@ -1,3 +1,4 @@
+import BiounlockSystem
 import XCTest
 import Foundation
 import BiounlockCore
@@ -32,7 +33,7 @@ final class LibfprintSensorTests: XCTestCase {
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
     func open(_ options: Options? = nil) throws -> OpenReader {
-        try Sensors(helperDiagnostics: .stderr).openReader(options ?? self.options).get()
+        try Sensors(logger: nil, helperDiagnostics: .stderr).openReader(options ?? self.options).get()
     }
 
     /// Sends virtual_device commands from another thread (the reader is the server).
@@ -119,16 +120,16 @@ final class LibfprintSensorTests: XCTestCase {
         none.fprintVirtualDevice = nil
         none.fprintVirtualDeviceStorage = storage
         none.fprintDevice = "virtual_device"
-        XCTAssertTrue(Sensors().openReader(none).failureValue?.description.contains("no reader matches 'virtual_device'") ?? false)
+        XCTAssertTrue(Sensors(logger: nil, helperDiagnostics: .stderr).openReader(none).failureValue?.description.contains("no reader matches 'virtual_device'") ?? false)
         var both = options
         both.fprintVirtualDeviceStorage = storage
         both.fprintDevice = "0"
-        XCTAssertTrue(Sensors().openReader(both).failureValue?.description.contains("2 readers match '0'") ?? false)
+        XCTAssertTrue(Sensors(logger: nil, helperDiagnostics: .stderr).openReader(both).failureValue?.description.contains("2 readers match '0'") ?? false)
         both.fprintDevice = "virtual_device_storage/0"
         let reader = try open(both)
         XCTAssertEqual(reader.info.driver, "virtual_device_storage")
         reader.sensor.close()
-        let listed = try Sensors().list(both).get()
+        let listed = try Sensors(logger: nil, helperDiagnostics: .stderr).list(both).get()
         XCTAssertEqual(listed.map(\.driver), ["virtual_device", "virtual_device_storage"])
         XCTAssertEqual(listed.last?.features, ["verify", "identify", "storage", "storage-list", "storage-delete", "storage-clear", "duplicates-check"])
     }

@@ -1,0 +1,155 @@
+import CSystem
+import Glibc
+
+/// Who this process is.
+public enum ProcessIdentity {
+    /// getuid(2).
+    public static var realUserID: UInt32 { getuid() }
+    /// geteuid(2).
+    public static var effectiveUserID: UInt32 { geteuid() }
+    /// getgid(2).
+    public static var realGroupID: UInt32 { getgid() }
+    /// getpid(2).
+    public static var processID: Int32 { getpid() }
+    /// getpgrp(2).
+    public static var processGroup: Int32 { getpgrp() }
+}
+
+/// A signal number, from the headers.
+public struct Signal: RawRepresentable, Hashable, Sendable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+    public static let interrupt = Signal(rawValue: SIGINT)
+    public static let kill = Signal(rawValue: SIGKILL)
+
+    /// kill(2): sends the signal to `pid`.
+    public func send(to pid: Int32) throws(Errno) {
+        _ = try system(.kill) { Glibc.kill(pid, rawValue) }.get()
+    }
+}
+
+/// Why a program could not be started (posix_spawn and its preparation).
+public enum SpawnFailure: Error, Equatable, Sendable {
+    /// posix_spawn_file_actions_init failed.
+    case fileActions(Errno)
+    /// posix_spawnattr_init failed.
+    case attributes(Errno)
+    /// Adding an action or an attribute failed.
+    case prepare(Errno)
+    /// The argument or environment strings could not be copied.
+    case outOfMemory
+    /// posix_spawn itself failed (the program is missing, not executable, ...).
+    case spawn(Errno)
+}
+
+/// Starting a helper program and collecting it.
+public enum ChildProcess {
+    /// posix_spawn(3) of `path` with `arguments` (argv[1...]) and exactly `environment`:
+    /// /dev/null on standard input and output (and error, with `standardErrorToNull`),
+    /// `descriptor` duplicated onto `target` (dup2 clears its close-on-exec flag in the child
+    /// only), every signal unblocked and at its default action in the child
+    /// (POSIX_SPAWN_SETSIGMASK, POSIX_SPAWN_SETSIGDEF). posix_spawn, not fork: no copy of a
+    /// multi-threaded host runs any code of ours, and the host's own handlers and mask are never
+    /// touched. The caller makes every descriptor of its own close-on-exec (this layer does), and
+    /// keeps `descriptor` numbered above 2 and apart from `target`.
+    public static func spawn(_ path: String, arguments: [String], environment: [String],
+                             descriptor: FileDescriptor, at target: FileDescriptor,
+                             standardErrorToNull: Bool) throws(SpawnFailure) -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        if case .failure(let e) = systemReturningError(.posixSpawn, as: "posix_spawn_file_actions_init", { posix_spawn_file_actions_init(&actions) }) {
+            throw .fileActions(e)
+        }
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if case .failure(let e) = systemReturningError(.posixSpawn, as: "posix_spawnattr_init", { posix_spawnattr_init(&attributes) }) {
+            throw .attributes(e)
+        }
+        defer { posix_spawnattr_destroy(&attributes) }
+
+        var noSignals = sigset_t()
+        var allSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigfillset(&allSignals)
+        var rc: Int32 = 0
+        rc |= posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        rc |= posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        if standardErrorToNull { rc |= posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        rc |= posix_spawn_file_actions_adddup2(&actions, descriptor.rawValue, target.rawValue)
+        rc |= posix_spawnattr_setsigmask(&attributes, &noSignals)
+        rc |= posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        rc |= posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        guard rc == 0 else { throw .prepare(Errno(Errno.Code(rawValue: rc), call: "posix_spawn_file_actions")) }
+
+        let argv = CStringArray([path] + arguments)
+        let envp = CStringArray(environment)
+        guard argv.complete, envp.complete else { throw .outOfMemory }
+        var pid: Int32 = 0
+        switch systemReturningError(.posixSpawn, { posix_spawn(&pid, path, &actions, &attributes, argv.pointers, envp.pointers) }) {
+        case .success: return pid
+        case .failure(let e): throw .spawn(e)
+        }
+    }
+
+    /// What waitpid(pid, WNOHANG) found.
+    public enum State: Equatable, Sendable {
+        case running
+        /// It ended and is collected now.
+        case reaped
+        /// ECHILD: the host reaped it first (its SIGCHLD handler), or ignores SIGCHLD.
+        case gone
+    }
+
+    /// waitpid(2) with WNOHANG, EINTR retried.
+    public static func collect(_ pid: Int32) -> State {
+        var status: Int32 = 0
+        switch system(.waitpid, { waitpid(pid, &status, WNOHANG) }) {
+        case .success(let rc): return rc == pid ? .reaped : .running
+        case .failure: return .gone
+        }
+    }
+}
+
+/// Whether a shared object loads, tried where it cannot hurt the caller: fork(2), and the child
+/// only dlopen(RTLD_NOW)s it, looks `symbols` up and _exits. For the CLI's doctor (a broken
+/// module must not take it down); the module never forks its host.
+public enum SharedObject {
+    public static func loadsInChildProcess(_ path: String, exporting symbols: [String]) -> Bool {
+        // The C strings are made before the fork: the child allocates nothing.
+        let strings = CStringArray([path] + symbols)
+        guard strings.complete, let file = strings.pointers.first ?? nil else { return false }
+        let pid = fork()
+        if pid == 0 {
+            let handle = dlopen(file, RTLD_NOW | RTLD_LOCAL)
+            var ok = handle != nil
+            for name in strings.pointers.dropFirst() where ok {
+                if let name { ok = dlsym(handle, name) != nil }
+            }
+            _exit(ok ? 0 : 1)
+        }
+        guard pid > 0 else { return false }
+        var status: Int32 = 0
+        guard case .success(let rc) = system(.waitpid, { waitpid(pid, &status, 0) }), rc == pid else { return false }
+        return status == 0
+    }
+}
+
+/// A NULL-terminated array of C strings for posix_spawn, freed on deinit.
+final class CStringArray {
+    private(set) var pointers: [UnsafeMutablePointer<CChar>?]
+    let complete: Bool
+
+    init(_ strings: [String]) {
+        var all: [UnsafeMutablePointer<CChar>?] = []
+        var ok = true
+        for s in strings {
+            let p = strdup(s)
+            if p == nil { ok = false }
+            all.append(p)
+        }
+        all.append(nil)
+        pointers = all
+        complete = ok
+    }
+
+    deinit { for p in pointers { free(p) } }
+}

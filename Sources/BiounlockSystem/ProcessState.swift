@@ -1,0 +1,204 @@
+import CSystem
+import Glibc
+
+/// What a privileged program (biounlock-check) or a helper (biounlock-fprint) does to its own
+/// process before it trusts anything: thin wrappers, each naming its call; the choices are the
+/// callers' (Sources/biounlock-check/Hardening.swift says why each is made). Never called in the
+/// PAM module, which leaves its host's process state as it found it.
+public enum ProcessState {
+    /// clearenv(3).
+    public static func clearEnvironment() {
+        _ = clearenv()
+    }
+
+    /// sigprocmask(SIG_SETMASK, empty): every signal unblocked; then signal(SIG_DFL) for every
+    /// signal 1-64 but SIGKILL and SIGSTOP.
+    public static func resetSignals() {
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
+        for signo in 1..<Int32(65) where signo != SIGKILL && signo != SIGSTOP {
+            signal(signo, SIG_DFL)
+        }
+    }
+
+    /// signal(SIGPIPE, SIG_IGN): a write to a closed socket is EPIPE, not the end of the process.
+    public static func ignoreBrokenPipe() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// closefrom(3): closes every descriptor numbered `first` or above.
+    public static func closeDescriptors(from first: Int32) {
+        closefrom(first)
+    }
+
+    /// Descriptors 0, 1 and 2 become /dev/null (open O_RDWR|O_NOCTTY, dup2), whatever they were
+    /// and even if they were closed; when /dev/null cannot be opened they are closed.
+    public static func standardDescriptorsToNull() {
+        let null = Glibc.open("/dev/null", O_RDWR | O_NOCTTY)
+        for fd in Int32(0)...2 where null != fd {
+            if null >= 0 { dup2(null, fd) } else { Glibc.close(fd) }
+        }
+        if null > 2 { Glibc.close(null) }
+    }
+
+    /// setrlimit(RLIMIT_CORE, 0): no core dumps.
+    public static func disableCoreDumps() {
+        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
+    }
+
+    /// setrlimit(RLIM_INFINITY) for the file size, CPU time, address space and data limits a
+    /// caller may have lowered, and RLIMIT_NOFILE raised to at least `minimumFiles`.
+    public static func raiseLimits(minimumFiles: UInt64) {
+        for resource in [RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_AS, RLIMIT_DATA] {
+            var unlimited = rlimit(rlim_cur: rlim_t.max, rlim_max: rlim_t.max)   // RLIM_INFINITY
+            setrlimit(__rlimit_resource_t(resource.rawValue), &unlimited)
+        }
+        var files = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < minimumFiles {
+            files.rlim_cur = rlim_t(truncatingIfNeeded: minimumFiles)
+            files.rlim_max = max(files.rlim_max, rlim_t(truncatingIfNeeded: minimumFiles))
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
+        }
+    }
+
+    /// prctl(PR_SET_DUMPABLE, 0).
+    public static func setNotDumpable() {
+        _ = biounlock_set_nondumpable()
+    }
+
+    /// prctl(PR_GET_NO_NEW_PRIVS): whether no_new_privs is set (the setuid bit was then ignored).
+    public static var noNewPrivileges: Bool { biounlock_no_new_privs() != 0 }
+
+    /// setgroups(0, NULL): no supplementary groups.
+    public static func dropSupplementaryGroups() {
+        _ = setgroups(0, nil)
+    }
+
+    /// setregid(2).
+    public static func setGroups(real: UInt32, effective: UInt32) {
+        _ = setregid(real, effective)
+    }
+
+    /// The exit status of the watchdog (EX_TEMPFAIL).
+    public static let watchdogExitStatus = Int32(BIOUNLOCK_WATCHDOG_STATUS)
+
+    /// signal(SIGALRM, _exit) and alarm(seconds): the process ends `seconds` from now (status
+    /// `watchdogExitStatus`), whatever it waits for.
+    public static func installWatchdog(seconds: Int) {
+        biounlock_watchdog(UInt32(clamping: seconds))
+    }
+
+    /// exit(3).
+    public static func exit(_ status: Int32) -> Never {
+        Glibc.exit(status)
+    }
+}
+
+/// setlocale(3), for a program's own process (biounlock-check speaking its caller's language);
+/// the PAM module never calls it.
+public enum LocaleSetting {
+    public enum Category: Sendable {
+        case all, characterType, messages
+        var value: Int32 {
+            switch self {
+            case .all: return LC_ALL
+            case .characterType: return LC_CTYPE
+            case .messages: return LC_MESSAGES
+            }
+        }
+    }
+
+    /// setlocale(category, name): false when the system has no such locale. An empty name takes
+    /// the locale from the environment (LC_ALL, LC_*, LANG).
+    @discardableResult
+    public static func set(_ category: Category, to name: String) -> Bool {
+        setlocale(category.value, name) != nil
+    }
+}
+
+/// The C library's standard output stream, which print() writes to.
+public enum StandardOutput {
+    /// fflush(stdout).
+    public static func flush() { biounlock_flush_standard_output() }
+}
+
+/// The process environment.
+public enum Environment {
+    /// getenv(3): the value's bytes, nil when unset. With `maximumLength`, at most
+    /// `maximumLength + 1` bytes are read (more than `maximumLength` tells the caller the value is
+    /// too long); without, all of them.
+    public static func value(_ name: String, maximumLength: Int? = nil) -> [UInt8]? {
+        guard let value = getenv(name) else { return nil }
+        guard let maximumLength, maximumLength < Int.max else { return CString.bytes(value, maximumLength: Int.max) }
+        return CString.bytes(value, maximumLength: maximumLength + 1)
+    }
+
+    /// setenv(name, value, 1).
+    @discardableResult
+    public static func set(_ name: String, to value: String) -> Bool {
+        setenv(name, value, 1) == 0
+    }
+}
+
+/// Reading C strings a C API hands over (libpam's items and answers, gettext's translations,
+/// NSS entries): bounded, never past `maximumLength` bytes whatever the terminator.
+public enum CString {
+    /// The bytes before the terminator, at most `maximumLength` of them (strnlen).
+    public static func bytes(_ pointer: UnsafePointer<CChar>, maximumLength: Int) -> [UInt8] {
+        let length = strnlen(pointer, max(0, maximumLength))
+        return UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length).map { $0 }
+    }
+
+    /// The length before the terminator, at most `maximumLength` (strnlen).
+    public static func length(_ pointer: UnsafePointer<CChar>, maximumLength: Int) -> Int {
+        strnlen(pointer, max(0, maximumLength))
+    }
+}
+
+/// Zeroing memory that held a secret: explicit_bzero, which the compiler may not remove. (The
+/// secrets themselves live in Core's zeroing `Secret`; this is for the byte arrays that carried
+/// them on their way: frames, terminal input.)
+public enum Memory {
+    public static func zero(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { raw in
+            if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
+        }
+    }
+}
+
+/// The name of this host (gethostname).
+public enum Host {
+    public static func name() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard case .success = system(.gethostname, { gethostname(&buffer, buffer.count - 1) }) else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// syslog(3) to authpriv, for a program of biounlock's own (biounlock-check). The PAM module
+/// logs through pam_syslog instead; `Priority` gives both the header's values.
+public enum SystemLog {
+    public struct Priority: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        public static let error = Priority(rawValue: LOG_ERR)
+        public static let warning = Priority(rawValue: LOG_WARNING)
+        public static let notice = Priority(rawValue: LOG_NOTICE)
+        public static let info = Priority(rawValue: LOG_INFO)
+        public static let debug = Priority(rawValue: LOG_DEBUG)
+    }
+
+    /// openlog(identifier, LOG_PID | LOG_NDELAY, LOG_AUTHPRIV).
+    public static func open(identifier: StaticString) {
+        // A literal: NUL-terminated and valid for the life of the process, as openlog keeps it.
+        guard identifier.hasPointerRepresentation else { return }
+        biounlock_openlog_authpriv(UnsafeRawPointer(identifier.utf8Start).assumingMemoryBound(to: CChar.self))
+    }
+
+    /// syslog(priority, "%s", message).
+    public static func write(_ priority: Priority, _ message: String) {
+        biounlock_syslog(priority.rawValue, message)
+    }
+}

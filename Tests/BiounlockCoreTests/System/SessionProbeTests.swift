@@ -1,0 +1,46 @@
+import XCTest
+import Foundation
+@testable import BiounlockCore
+
+final class SessionProbeTests: XCTestCase {
+    func testRemoteDetection() {
+        let none: (String) -> String? = { _ in nil }
+        XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: none, logindPath: "/nonexistent", hostname: "box"))
+        for local in ["localhost", "box", "BOX", "box.example.org"] {
+            XCTAssertNil(SessionProbe.remoteReason(rhost: local, environment: none, logindPath: "/nonexistent", hostname: "box"), local)
+        }
+        // Addresses come only from network services, and a loopback connection can be a tunnel.
+        for address in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
+            XCTAssertEqual(SessionProbe.remoteReason(rhost: address, environment: none, logindPath: "/x", hostname: "box"), "PAM_RHOST=\(address)")
+        }
+        XCTAssertEqual(SessionProbe.remoteReason(rhost: "", tty: "ssh", environment: none, logindPath: "/x", hostname: "box"), "PAM_TTY=ssh",
+                       "sshd sets PAM_TTY=ssh, whatever the client's address")
+        XCTAssertNil(SessionProbe.remoteReason(rhost: "", tty: "/dev/pts/3", environment: none, logindPath: "/x", hostname: "box"))
+        XCTAssertEqual(SessionProbe.remoteReason(rhost: "203.0.113.9", environment: none, logindPath: "/x", hostname: "box"), "PAM_RHOST=203.0.113.9")
+        XCTAssertEqual(SessionProbe.remoteReason(rhost: "boxer", environment: none, logindPath: "/x", hostname: "box"), "PAM_RHOST=boxer")
+        XCTAssertEqual(SessionProbe.remoteReason(rhost: "", environment: { $0 == "SSH_CLIENT" ? "203.0.113.9 5 22" : nil },
+                                                 logindPath: "/x", hostname: "box"), "SSH_CLIENT")
+    }
+
+    func testLogindAndLidFiles() throws {
+        let dir = NSTemporaryDirectory() + "probe-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir + "/sessions", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/lid/LID0", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "UID=1000\nREMOTE=1\n".write(toFile: dir + "/sessions/7", atomically: true, encoding: .utf8)
+        try "UID=1000\nREMOTE=0\n".write(toFile: dir + "/sessions/8", atomically: true, encoding: .utf8)
+        let env: (String) -> (String) -> String? = { id in { $0 == "XDG_SESSION_ID" ? id : nil } }
+        XCTAssertEqual(SessionProbe.remoteReason(rhost: "", environment: env("7"), logindPath: dir + "/sessions", hostname: nil), "logind session 7 is remote")
+        XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: env("8"), logindPath: dir + "/sessions", hostname: nil))
+        XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: env("../sessions/7"), logindPath: dir + "/sessions", hostname: nil),
+                     "ids that are not plain names are never used as paths")
+
+        XCTAssertFalse(SessionProbe.lidClosed(at: dir + "/lid"))
+        try "state:      open\n".write(toFile: dir + "/lid/LID0/state", atomically: true, encoding: .utf8)
+        XCTAssertFalse(SessionProbe.lidClosed(at: dir + "/lid"))
+        try "state:      closed\n".write(toFile: dir + "/lid/LID0/state", atomically: true, encoding: .utf8)
+        XCTAssertTrue(SessionProbe.lidClosed(at: dir + "/lid"))
+        XCTAssertFalse(SessionProbe.lidClosed(at: dir + "/absent"))
+        XCTAssertNotNil(SessionProbe.bootID())
+    }
+}

@@ -1,0 +1,54 @@
+import XCTest
+import TestSupport
+import Foundation
+
+let cliBuildDirectory: String = {
+    if let dir = ProcessInfo.processInfo.environment["BIOUNLOCK_BUILD_DIR"] { return dir }
+    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("build").path
+}()
+let cliPath = cliBuildDirectory + "/biounlock"
+
+/// The built CLI, end to end: exit codes, messages, JSON parsed (not grepped). The tests of each
+/// command are a subclass, laid out as Sources/biounlock is (Commands/, Parsing/, Terminal/);
+/// each test gets a private directory for the store, the sim socket and the config file.
+class CLIFixture: XCTestCase {
+    var dir = ""
+    var db: String { dir + "/db/biounlock.db" }
+    var socket: String { dir + "/sim" }
+    let user = "daemon" // an existing system account; the host's /etc/passwd is never touched
+
+    override func setUpWithError() throws {
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: cliPath), "run scripts/build first: \(cliPath)")
+        var template = Array("/tmp/bu-cli.XXXXXX".utf8CString)
+        dir = String(cString: try XCTUnwrap(mkdtemp(&template)))
+        FileManager.default.createFile(atPath: dir + "/biounlock.conf", contents: Data("# test config\n".utf8))
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    @discardableResult
+    func cli(_ args: [String], stdin: String? = nil, asUser uid: Int? = nil) throws -> ProcessResult {
+        let globals = ["--db", db, "--sensor", "simulated", "--sim-socket", socket, "--config", dir + "/biounlock.conf"]
+        if let uid {
+            return try runProcess("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", cliPath] + globals + args, stdin: stdin)
+        }
+        return try runProcess(cliPath, globals + args, stdin: stdin)
+    }
+
+    func json(_ r: ProcessResult) throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
+    }
+
+    func enrol(_ id: String = "daemon-ri", finger: String = "right-index") throws -> ProcessResult {
+        let group = DispatchGroup()
+        group.enter()
+        Thread.detachNewThread {
+            for _ in 0..<5 { _ = try? self.cli(["sim", "scan", id]) }
+            group.leave()
+        }
+        let r = try cli(["enrol", user, "--finger", finger, "--timeout", "20"])
+        group.wait()
+        return r
+    }
+}

@@ -1,0 +1,76 @@
+import XCTest
+import TestSupport
+import Foundation
+
+/// `biounlock doctor`.
+final class DoctorCommandTests: CLIFixture {
+    func testDoctorFindsEachKindOfMistake() throws {
+        let pam = dir + "/pam.d"
+        try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
+        // common-auth as pam-auth-update writes it with biounlock's profile enabled (try_first_pass).
+        try "auth [success=1 default=ignore] pam_unix.so nullok try_first_pass\nauth requisite pam_deny.so\nauth required pam_permit.so\n"
+            .write(toFile: pam + "/common-auth", atomically: true, encoding: .utf8)
+        let module = cliBuildDirectory + "/pam_biounlock.so"
+        func doctor() throws -> (ProcessResult, [String: Any]) {
+            let r = try cli(["doctor", "--pam-dir", pam, "--module", module, "--json"])
+            return (r, try json(r))
+        }
+        try "auth [success=done ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die] pam_biounlock.so\n@include common-auth\n"
+            .write(toFile: pam + "/sudo", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
+        var (r, report) = try doctor()
+        XCTAssertEqual(r.status, 0, r.stdout)
+        XCTAssertEqual(report["ok"] as? Bool, true)
+        let checks = try XCTUnwrap(report["checks"] as? [[String: Any]])
+        XCTAssertEqual(Set(checks[0].keys), ["check", "status", "detail", "fix"], "the documented shape")
+        XCTAssertEqual(checks.first { $0["check"] as? String == "module" }?["status"] as? String, "ok", "the built module loads")
+
+        try "auth required pam_biounlock.so\n".write(toFile: pam + "/su", atomically: true, encoding: .utf8)
+        (r, report) = try doctor()
+        XCTAssertEqual(r.status, 1)
+        let problems = (report["checks"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "problem" }.compactMap { $0["detail"] as? String }
+        XCTAssertTrue(problems.contains { $0.contains("su: pam_biounlock.so is 'required'") }, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.contains("su: no password module after pam_biounlock.so") }, "\(problems)")
+        try FileManager.default.removeItem(atPath: pam + "/su")
+
+        chmod(db, 0o644 | 0o002)
+        (r, report) = try doctor()
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stdout.contains("writable by group or others"), r.stdout)
+        chmod(db, 0o600)
+
+        let text = try cli(["doctor", "--pam-dir", pam, "--module", dir + "/missing.so"])
+        XCTAssertEqual(text.status, 1)
+        XCTAssertTrue(text.stdout.contains("PROBLEM  module:"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("fix:"), text.stdout)
+    }
+
+    /// The checker screen lockers need: setuid root, root-owned all the way up (what the module
+    /// itself checks before starting it); missing is only a warning (lockers use the password).
+    func testDoctorChecksTheSetuidChecker() throws {
+        let base = URL(fileURLWithPath: cliBuildDirectory).deletingLastPathComponent().appendingPathComponent(".build/test-helpers").path
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        var template = Array((base + "/d.XXXXXX").utf8CString)
+        let helpers = String(cString: try XCTUnwrap(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: helpers) }
+        chmod(helpers, 0o755)
+        let checker = helpers + "/biounlock-check"
+        try "check_helper = \(checker)\n".write(toFile: dir + "/biounlock.conf", atomically: true, encoding: .utf8)
+        func status() throws -> (String?, String) {
+            let r = try cli(["doctor", "--pam-dir", dir, "--module", cliBuildDirectory + "/pam_biounlock.so", "--json"])
+            let c = (try json(r)["checks"] as? [[String: Any]])?.first { $0["check"] as? String == "checker" }
+            return (c?["status"] as? String, c?["detail"] as? String ?? "")
+        }
+        XCTAssertEqual(try status().0, "warning", "missing: lockers fall back to the password")
+        try FileManager.default.copyItem(atPath: cliBuildDirectory + "/biounlock-check", toPath: checker)
+        chmod(checker, 0o755)
+        XCTAssertEqual(try status().0, "problem")
+        XCTAssertTrue(try status().1.contains("is not setuid root"))
+        chmod(checker, 0o4755)
+        XCTAssertEqual(try status().0, "ok")
+        chmod(helpers, 0o777)
+        XCTAssertEqual(try status().0, "problem")
+        XCTAssertTrue(try status().1.contains("writable by group or others"))
+        chmod(helpers, 0o755)
+    }
+}
