@@ -68,6 +68,15 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         return pamCode(CheckerClient.authenticate(check, options: options, conversation: PamConversation(pamh), logger: logger))
     }
 
+    #if BIOUNLOCK_FUZZ
+    // The fuzz build: the reader, the terminal, the clock and the boot id scripted by the fuzz
+    // input (FuzzWorld.swift); never in what ships.
+    let chain = FuzzWorld.chain(
+        options: options, conversation: PamConversation(pamh), logger: logger, openStore: { Store.openForAuthentication(options) },
+        sessionFacts: {
+            SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { PamHandle.environment(pamh, $0) }, options: options)
+        })
+    #else
     let chain = PolicyChain(
         options: options,
         conversation: PamConversation(pamh),
@@ -78,6 +87,7 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
             SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { PamHandle.environment(pamh, $0) }, options: options)
         },
         terminal: { ControllingTerminal.forConversation(pamTTY: request.tty) })
+    #endif
 
     let decision = chain.run(request)
     if PasswordWitness.handsOnToPassword(decision) {

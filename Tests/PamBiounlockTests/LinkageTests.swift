@@ -56,6 +56,19 @@ final class LinkageTests: XCTestCase {
         XCTAssertFalse(helper.stdout.contains("swift"), "the helper runs without the toolchain: \(helper.stdout)")
     }
 
+    /// The fuzz build's seams (a scripted reader, terminal and clock, cheap Argon2id: -D
+    /// BIOUNLOCK_FUZZ, scripts/fuzz only) never reach the shipped module.
+    func testNoFuzzSeamsInsideTheModule() throws {
+        let symbols = try runProcess("/usr/bin/nm", [modulePath])
+        XCTAssertEqual(symbols.status, 0, symbols.stderr)
+        for name in ["biounlock_fuzz", "FuzzWorld", "FuzzSensor", "FuzzTerminal", "FuzzClock"] {
+            XCTAssertFalse(symbols.stdout.contains(name), "\(name) in the shipped module")
+        }
+        let strings = try runProcess("/usr/bin/strings", ["-a", modulePath])
+        XCTAssertFalse(strings.stdout.contains("fuzz:"), "a fuzz build message in the shipped module")
+        XCTAssertFalse(strings.stdout.contains("fuzz build"), "a fuzz build message in the shipped module")
+    }
+
     /// What only the admin tool needs (BiounlockAdmin: doctor's pam.d lint, the status, log and
     /// sensors reports, enable's checks, JSON) is not linked into the module that runs inside sudo.
     /// Checked by module name and, in case one of them moves back into a library the module

@@ -58,6 +58,17 @@ public enum PasscodeKind: String, CaseIterable, Sendable {
 
 /// Argon2id passcode hashing through libsodium's `crypto_pwhash_str` family.
 public enum Passcode {
+#if BIOUNLOCK_FUZZ
+    // The fuzz build only (scripts/fuzz compiles the libraries with -D BIOUNLOCK_FUZZ; SwiftPM,
+    // and so everything that ships, never does): libsodium's minimum cost (1 pass, 8 KiB) for new
+    // hashes and the timing equaliser, and stored hashes refused above 2 passes or 64 KiB, so
+    // that one Argon2id costs microseconds and a fuzzed row cannot ask for a second of work. The
+    // code paths are the same; only these four numbers differ.
+    public static let opsLimit: UInt64 = 1
+    public static let memLimit = 8192
+    public static let maximumMemLimitKiB = 64
+    public static let maximumOpsLimit = 2
+#else
     /// Cost of new hashes: libsodium's INTERACTIVE limits (2 passes, 64 MiB), about 0.1 s on
     /// the reference machine. The cost is encoded in each hash, so it can be raised later.
     public static let opsLimit = UInt64(crypto_pwhash_argon2id_opslimit_interactive())
@@ -67,6 +78,7 @@ public enum Passcode {
     /// planted row must not make the module (running inside sudo) spend unbounded time or memory.
     public static let maximumMemLimitKiB = 1 << 20 // 1 GiB
     public static let maximumOpsLimit = 16
+#endif
 
     public enum Failure: Error, Equatable {
         case sodiumInit
