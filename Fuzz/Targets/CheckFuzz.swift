@@ -29,7 +29,7 @@ let storePath: String = {
     guard let dir = mkdtemp(&template) else { fatalError("mkdtemp") }
     storeDirectory = String(cString: dir)
     atexit {
-        for name in ["db/biounlock.db", "db/biounlock.db-wal", "db/biounlock.db-shm", "db/checker.lock"] { unlink(storeDirectory + "/" + name) }
+        for name in ["db/biounlock.db", "db/biounlock.db-wal", "db/biounlock.db-shm", "db/biounlock.db-lock", "db/checker.lock"] { unlink(storeDirectory + "/" + name) }
         rmdir(storeDirectory + "/db")
         rmdir(storeDirectory)
     }
