@@ -31,6 +31,9 @@ let packageDir = Context.packageDirectory
 ///   the largest part of what the module cost a fresh sudo (scripts/bench, bench/RESULTS.md);
 ///   `--exclude-libs ALL` (also from the toolchain) and the version script keep its symbols
 ///   hidden, so a C++ host's own libstdc++ is not interposed.
+/// - the unwinder (libgcc_eh) linked in statically too (`-static-libgcc`): the driver otherwise
+///   adds libgcc_s.so, which sudo does not load itself, and whose constructor probes the CPU
+///   with cpuid -- slow under a hypervisor -- in every fresh process (scripts/bench).
 let moduleLinkerFlags: [String] = [
     "-static-stdlib",
     "-use-ld=lld",
@@ -39,6 +42,7 @@ let moduleLinkerFlags: [String] = [
     "-Xlinker", "-z", "-Xlinker", "nodelete",
     "-Xlinker", "-z", "-Xlinker", "now",
     "-L", "\(packageDir)/Sources/PamBiounlock/link",
+    "-Xclang-linker", "-static-libgcc",
 ]
 
 /// Tests drive threads and processes directly; Swift 5 mode spares them Sendable ceremony.

@@ -518,14 +518,15 @@ def CHANGES(facts, rows, baseline):
     tn = facts.get(("linkage", "module_needed"), "")
     gone = [x for x in bn.split(",") if x and x not in tn.split(",")]
     w(f"| NEEDED of pam_biounlock.so | {bn} | {tn} | {('no longer: ' + ', '.join(gone)) if gone else 'same'} | "
-      "the C++ runtime linked into the module (Package.swift, `link/libstdc++.so`) |")
+      "the C++ runtime linked into the module (Package.swift, `link/libstdc++.so`), then the unwinder (`-static-libgcc`) |")
     row("size of pam_biounlock.so", f_int(bfacts.get(("version", "module_size_bytes"))), f_int(facts.get(("version", "module_size_bytes"))),
         f_bytes, "libstdc++.a linked in (larger); doctor, status and the reports moved to BiounlockAdmin, which only the CLI links (smaller)")
     row("dlopen of libstdc++.so.6 in a fresh process", dlopen_named(brows, "libstdc++.so.6"), dlopen_named(rows, "libstdc++.so.6"),
         f_ms, "not loaded any more (– in this run: the row is not measured when the module does not need it)")
-    row("dlopen of the module with its dependencies, alone", dlopen1(brows), dlopen1(rows), f_ms, "the C++ runtime linked in")
+    row("dlopen of the module with its dependencies, alone", dlopen1(brows), dlopen1(rows), f_ms,
+        "the C++ runtime and the unwinder linked in (no libstdc++.so to load and relocate, no libgcc_s.so whose constructor runs cpuid)")
     b, t = over("proc", "bio-off", "permit")
-    row("whole process, not enabled, over pam_permit", b, t, f_ms, "mostly the C++ runtime linked in (less to load and relocate)")
+    row("whole process, not enabled, over pam_permit", b, t, f_ms, "mostly the C++ runtime and the unwinder linked in (less to load, relocate and initialise)")
     b, t = over("inproc", "bio-off", "permit")
     row("in process, not enabled, over pam_permit", b, t, f_ms, "the same work (arguments, one NSS lookup, trust checks, one indexed read)")
     b, t = over("inproc", "bio-pin-min", "argon2-min")
@@ -563,7 +564,9 @@ def NOTES(F, R, med, num, rows, facts, raw):
             "libsqlite3 and libsodium are loaded only for the module by hosts such as sudo that do not link them "
             "already, and the dynamic linker resolves every symbol reference of each (RTLD_NOW). The C++ runtime "
             "that the statically linked Swift runtime needs is linked into the module (libstdc++.a, its symbols "
-            "hidden), so no libstdc++.so is loaded and relocated for it: see \"What the changes bought\".")
+            "hidden), and so is the unwinder (libgcc_eh, `-static-libgcc`), so no libstdc++.so is loaded and relocated "
+            "for it and no libgcc_s.so initialised (its constructor probes the CPU with cpuid, slow under a hypervisor): "
+            "see \"What the changes bought\".")
     if off_in is not None and permit_in is not None:
         notes.append(
             f"- **In process, user without biometric unlock: {signed_ms(off_in - permit_in)} ms over pam_permit "

@@ -37,6 +37,17 @@ final class LinkageTests: XCTestCase {
         XCTAssertFalse(undefined.stdout.contains("CXXABI"), undefined.stdout)
     }
 
+    /// The unwinder the C++ and Swift runtimes use is linked in as well (`-static-libgcc`):
+    /// no libgcc_s.so to load, relocate and initialise (its constructor runs cpuid) in a fresh
+    /// host process, and its symbols stay hidden.
+    func testTheUnwinderIsLinkedInAndHidden() throws {
+        let readelf = try runProcess("/usr/bin/readelf", ["-d", modulePath])
+        XCTAssertFalse(readelf.stdout.contains("libgcc_s"), readelf.stdout)
+        let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", modulePath])
+        XCTAssertFalse(undefined.stdout.contains("_Unwind_"), "unwinder symbols taken from libgcc_s: \(undefined.stdout)")
+        XCTAssertFalse(undefined.stdout.contains("@GCC_"), undefined.stdout)
+    }
+
     /// libfprint and the fprintd D-Bus client run in the helper process only: the module maps
     /// neither libfprint, GLib, D-Bus nor systemd (sd-bus), so it can never iterate (or be
     /// confused by) the host's GLib main context or open a bus connection inside sudo.
