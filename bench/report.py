@@ -528,7 +528,7 @@ def CHANGES(facts, rows, baseline):
     b, t = over("proc", "bio-off", "permit")
     row("whole process, not enabled, over pam_permit", b, t, f_ms, "mostly the C++ runtime and the unwinder linked in (less to load, relocate and initialise)")
     b, t = over("inproc", "bio-off", "permit")
-    row("in process, not enabled, over pam_permit", b, t, f_ms, "the same work (arguments, one NSS lookup, trust checks, one indexed read)")
+    row("in process, not enabled, over pam_permit", b, t, f_ms, "the same steps (arguments, one NSS lookup, trust checks, one indexed read), now through the system-call layer's wrappers and with the account binding's uid read; not separated from the difference between two runs on this shared machine")
     b, t = over("inproc", "bio-pin-min", "argon2-min")
     row("passcode path over Argon2id (minimum-cost hash)", b, t, f_ms,
         "the in-flight lock and the durable count before the check (counted means checked), one sync fewer per count (the WAL only, not its directory)")
