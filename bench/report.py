@@ -610,10 +610,10 @@ def NOTES(F, R, med, num, rows, facts, raw):
                     "the inode from the calling thread), the WAL's truncation at close and regrowth at the next write, "
                     "and SQLite writing and checkpointing the frames")
         txt += (". Going lower means fewer syncs per transaction: leaving the WAL uncheckpointed at close "
-                "(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, with a small autocheckpoint) took a passcode transaction from 5 "
-                "to about 2 syncs when tried (pam-loop and strace by hand, not part of this run), but every new connection -- every sudo, enrolled or not -- then rebuilds "
-                "the WAL index from the WAL (recovery), which cost the not-enabled path about 0.1 ms in that trial; "
-                "not taken.")
+                "(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, with a small autocheckpoint) would leave only the count's own sync "
+                "and an occasional checkpoint, but every new connection -- every sudo, enrolled or not -- would then "
+                "rebuild the WAL index from the WAL (recovery), a cost moved onto the not-enabled path; not taken, and "
+                "not measured by this script.")
         notes.append(txt)
     scale_lines = [l for l in facts.get(("store", "lines"), []) if not l.startswith("fill")]
     if scale_lines:

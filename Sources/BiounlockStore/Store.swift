@@ -544,6 +544,15 @@ public final class Store: AuthStore {
         try connection.prepare("SELECT name FROM users ORDER BY name").rows { $0.text(0) }
     }
 
+    /// Every user's record, by name (`biounlock list`, doctor's account-binding checks).
+    public func allUsers() throws(StoreFailure) -> [UserRecord] {
+        var out: [UserRecord] = []
+        for name in try userNames() {
+            if let record = try loadUser(name) { out.append(record) }
+        }
+        return out
+    }
+
     /// Makes `user`'s row if there is none, bound to the account the name has now (rows made by
     /// counting alone, which only tests do, stay unbound and so enable nothing).
     func ensureUser(_ user: String, at time: Int64) throws(StoreFailure) {

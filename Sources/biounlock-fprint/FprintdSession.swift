@@ -336,23 +336,13 @@ final class FprintdSession {
             // Statuses may come before the reply (fprintd sends them as soon as the reader has a
             // touch); they stay in order in `pending` and count only if VerifyStart succeeded.
             var reply: Inbox.Event?
-            switch wait(milliseconds: remaining(until: deadline), until: {
+            let started = wait(milliseconds: remaining(until: deadline), until: {
                 if let i = pending.firstIndex(where: { if case .reply(serial, _, _) = $0 { return true }; return false }) {
                     reply = pending.remove(at: i)
                 }
                 return reply != nil
-            }) {
-            case .ready: break
-            case .vanished:
-                verifying = false
-                return send(.failure(gone))
-            case .peerGone:
-                stopVerify()
-                return
-            case .request, .timedOut:
-                stopVerify()
-                return send(.verified(.timedOut))
-            }
+            })
+            if endVerify(after: started) { return }
             if case .reply(_, let errorName?, let text)? = reply {
                 verifying = false
                 pending = []
@@ -360,7 +350,7 @@ final class FprintdSession {
             }
         }
         var status: (result: String, done: Bool)?
-        switch wait(milliseconds: remaining(until: deadline), until: {
+        let answered = wait(milliseconds: remaining(until: deadline), until: {
             while status == nil, let event = pending.first {
                 pending.removeFirst()
                 switch event {
@@ -370,18 +360,8 @@ final class FprintdSession {
                 }
             }
             return status != nil
-        }) {
-        case .ready: break
-        case .vanished:
-            verifying = false
-            return send(.failure(gone))
-        case .peerGone:
-            stopVerify()
-            return
-        case .request, .timedOut:
-            stopVerify()
-            return send(.verified(.timedOut))
-        }
+        })
+        if endVerify(after: answered) { return }
         guard let status else { return send(.verified(.timedOut)) }
         guard status.done else {
             // A retry: fprintd goes on verifying; the next request waits for the next touch.
@@ -421,6 +401,25 @@ final class FprintdSession {
     }
 
     /// Ends a running verification (needed before the next VerifyStart); statuses stop counting first.
+    /// Ends a verify whose wait stopped short of its answer: fprintd gone (a failure), the spawner
+    /// gone (no one to answer), or a request or the time up (VerifyStop, then "timed out").
+    /// False when the answer is there (`.ready`) and the verify goes on.
+    private func endVerify(after end: WaitEnd) -> Bool {
+        switch end {
+        case .ready:
+            return false
+        case .vanished:
+            verifying = false
+            send(.failure(gone))
+        case .peerGone:
+            stopVerify()
+        case .request, .timedOut:
+            stopVerify()
+            send(.verified(.timedOut))
+        }
+        return true
+    }
+
     private func stopVerify() {
         guard verifying, let claimed, !vanished else { verifying = false; return }
         verifying = false

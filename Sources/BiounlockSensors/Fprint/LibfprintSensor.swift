@@ -178,26 +178,16 @@ public final class LibfprintSensor: FingerprintSensor {
         let prints = pending.prints
         // The wait may end before the reader's own limit (the caller puts up a prompt meanwhile);
         // the verify goes on in the helper and its answer waits in the socket.
-        let waitLimit = min(waitUntil?.milliseconds ?? Int64.max, pending.limit)
         while true {
-            if interrupt != nil || waitLimit < pending.limit {
-                switch helper.channel.waitReadable(orInterrupt: interrupt, until: waitLimit) {
-                case .interrupted: return .interrupted
-                case .ready: break
-                case .timedOut where waitLimit < pending.limit: return .interrupted
-                case .timedOut, .failed:
-                    pendingVerify = nil
-                    abandon()
-                    return deadline.hasPassed() ? .timedOut : .unavailable(SensorUnavailable("the reader did not answer in time"))
-                }
-            }
             let response: FprintResponse
-            switch helper.receive(until: pending.limit) {
-            case .success(let r): response = r
-            case .failure(let f):
+            switch helper.awaitVerifyAnswer(limit: pending.limit, waitUntil: waitUntil, interrupt: interrupt, deadline: deadline,
+                                            silence: "the reader did not answer in time") {
+            case .answer(let r): response = r
+            case .interrupted: return .interrupted
+            case .broken(let result):
                 pendingVerify = nil
                 abandon()
-                return deadline.hasPassed() ? .timedOut : .unavailable(SensorUnavailable("helper: \(f)"))
+                return result
             }
             guard response.isFinal else {
                 if case .printRejected(let index, let problem) = response, prints.indices.contains(index) {
@@ -206,27 +196,17 @@ public final class LibfprintSensor: FingerprintSensor {
                 continue
             }
             pendingVerify = nil
-            switch response {
-            case .verified(.match(let index)):
+            if case .verified(.match(let index)) = response {
                 // Only an index we sent is a match; anything else is a broken helper.
                 guard prints.indices.contains(index) else {
                     abandon()
                     return .unavailable(SensorUnavailable("helper reported a match with an unknown print"))
                 }
                 return .match(prints[index].finger)
-            case .verified(.noMatch):
-                return .noMatch
-            case .verified(.retry(let code)):
-                return .retry(RetryReason(code: code))
-            case .verified(.timedOut):
-                return .timedOut
-            case .failure(let failure):
-                // Removed, busy, claimed, too hot, protocol error, no usable print: never a failed match.
-                return .unavailable(SensorUnavailable(failure.description))
-            default:
-                abandon()
-                return .unavailable(SensorUnavailable("helper answered verify with \(response.label)"))
             }
+            if let result = response.verifyResult { return result }
+            abandon()
+            return .unavailable(SensorUnavailable("helper answered verify with \(response.label)"))
         }
     }
 
@@ -234,16 +214,8 @@ public final class LibfprintSensor: FingerprintSensor {
 
     public func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable> {
         guard usable else { return .failure(SensorUnavailable("the reader was closed after an earlier failure")) }
-        let remaining = Int64(deadline.remaining())
-        guard remaining > LibfprintSensor.cancelMarginMilliseconds else { return .failure(SensorUnavailable("no time left")) }
-        let request = FprintRequest.enrol(finger: UInt8(clamping: finger.rawValue),
-                                          timeoutMilliseconds: UInt32(clamping: remaining - LibfprintSensor.cancelMarginMilliseconds))
-        let result = LibfprintSensor.exchange(helper, request, deadline: monotonicMilliseconds() &+ remaining) { event in
-            switch event {
-            case .enrolStage(let done, let total): progress(.stage(done: done, of: total))
-            case .enrolRetry(let code): progress(.retry(RetryReason(code: code)))
-            default: break
-            }
+        let result = helper.enrol(deadline: deadline, progress: progress) {
+            FprintRequest.enrol(finger: UInt8(clamping: finger.rawValue), timeoutMilliseconds: $0)
         }
         switch result {
         case .success(.enrolled(let print)):
@@ -252,17 +224,12 @@ public final class LibfprintSensor: FingerprintSensor {
             }
             return .success(Template(finger: finger, sensor: .libfprint, data: print, driver: reader.driver,
                                      device: reader.device, created: SystemClock().now()))
-        case .success(.failure(let failure)):
-            if failure.kind == .timedOut {
-                return .failure(SensorUnavailable("no touch in time"))
-            }
-            return .failure(SensorUnavailable(failure.description))
         case .success(let other):
             abandon()
             return .failure(SensorUnavailable("helper answered enrol with \(other.label)"))
-        case .failure(let why):
-            abandon()
-            return .failure(why)
+        case .failure(let failure):
+            if failure.abandon { abandon() }
+            return .failure(failure.reason)
         }
     }
 

@@ -143,43 +143,24 @@ public final class FprintdSensor: FingerprintSensor {
         }
         // The wait may end before the reader's own limit (the caller puts up a prompt meanwhile);
         // the verification goes on in fprintd and its answer waits in the socket.
-        let waitLimit = min(waitUntil?.milliseconds ?? Int64.max, limit)
-        if interrupt != nil || waitLimit < limit {
-            switch helper.channel.waitReadable(orInterrupt: interrupt, until: waitLimit) {
-            case .interrupted: return .interrupted
-            case .ready: break
-            case .timedOut where waitLimit < limit: return .interrupted
-            case .timedOut, .failed:
-                abandon()
-                return deadline.hasPassed() ? .timedOut : .unavailable(SensorUnavailable("fprintd did not answer in time"))
-            }
-        }
         let response: FprintResponse
-        switch helper.receive(until: limit) {
-        case .success(let r): response = r
-        case .failure(let f):
+        switch helper.awaitVerifyAnswer(limit: limit, waitUntil: waitUntil, interrupt: interrupt, deadline: deadline,
+                                        silence: "fprintd did not answer in time") {
+        case .answer(let r): response = r
+        case .interrupted: return .interrupted
+        case .broken(let result):
             abandon()
-            return deadline.hasPassed() ? .timedOut : .unavailable(SensorUnavailable("helper: \(f)"))
+            return result
         }
         pendingLimit = nil
-        switch response {
-        case .verified(.match(let number)):
+        if case .verified(.match(let number)) = response {
             // fprintd decided; the finger is only what it said it verified (0: it did not say).
             let finger = Finger(rawValue: number) ?? device.fingers.first.flatMap { Finger(rawValue: Int($0)) } ?? .default
             return .match(finger)
-        case .verified(.noMatch):
-            return .noMatch
-        case .verified(.retry(let code)):
-            return .retry(RetryReason(code: code))
-        case .verified(.timedOut):
-            return .timedOut
-        case .failure(let failure):
-            // Claimed elsewhere, daemon gone, disconnected, no prints any more: never a failed match.
-            return .unavailable(SensorUnavailable(failure.description))
-        default:
-            abandon()
-            return .unavailable(SensorUnavailable("helper answered fprintd verify with \(response.label)"))
         }
+        if let result = response.verifyResult { return result }
+        abandon()
+        return .unavailable(SensorUnavailable("helper answered fprintd verify with \(response.label)"))
     }
 
     // MARK: enrol and delete
@@ -188,29 +169,19 @@ public final class FprintdSensor: FingerprintSensor {
     /// carries no data and is not for the store.
     public func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable> {
         guard usable else { return .failure(SensorUnavailable("the reader was closed after an earlier failure")) }
-        let remaining = Int64(deadline.remaining())
-        guard remaining > LibfprintSensor.cancelMarginMilliseconds else { return .failure(SensorUnavailable("no time left")) }
-        let request = FprintRequest.fprintdEnrol(finger: UInt8(clamping: finger.rawValue),
-                                                 timeoutMilliseconds: UInt32(clamping: remaining - LibfprintSensor.cancelMarginMilliseconds))
-        let result = LibfprintSensor.exchange(helper, request, deadline: monotonicMilliseconds() &+ remaining) { event in
-            switch event {
-            case .enrolStage(let done, let total): progress(.stage(done: done, of: total))
-            case .enrolRetry(let code): progress(.retry(RetryReason(code: code)))
-            default: break
-            }
+        let result = helper.enrol(deadline: deadline, progress: progress) {
+            FprintRequest.fprintdEnrol(finger: UInt8(clamping: finger.rawValue), timeoutMilliseconds: $0)
         }
         switch result {
         case .success(.fprintdEnrolled):
             return .success(Template(finger: finger, sensor: .fprintd, data: [], driver: "fprintd", device: device.shortName,
                                      created: SystemClock().now()))
-        case .success(.failure(let failure)):
-            return .failure(SensorUnavailable(failure.kind == .timedOut ? "no touch in time" : failure.description))
         case .success(let other):
             abandon()
             return .failure(SensorUnavailable("helper answered fprintd enrol with \(other.label)"))
-        case .failure(let why):
-            abandon()
-            return .failure(why)
+        case .failure(let failure):
+            if failure.abandon { abandon() }
+            return .failure(failure.reason)
         }
     }
 

@@ -160,11 +160,7 @@ enum DoctorCommand {
         do {
             let store = try context.openStore()
             records = try storeCall(L("cannot read the store")) { () throws(StoreFailure) -> [UserRecord] in
-                var out: [UserRecord] = []
-                for name in try store.userNames() {
-                    if let r = try store.loadUser(name) { out.append(r) }
-                }
-                return out
+                try store.allUsers()
             }
         } catch {
             return [Check(name: "store", status: .problem, detail: error.message, fix: nil)]

@@ -17,11 +17,7 @@ enum ListCommand {
         if context.storeExists {
             let store = try context.openStore()
             records = try storeCall(L("cannot read the store")) { () throws(StoreFailure) -> [UserRecord] in
-                var out: [UserRecord] = []
-                for name in try store.userNames() {
-                    if let r = try store.loadUser(name) { out.append(r) }
-                }
-                return out
+                try store.allUsers()
             }
         }
         let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID(), globals: invocation.globals.typed)
