@@ -88,7 +88,7 @@ root="$tmp/root"
 cleanroot_unpack "$tarball" "$root" || { fail "clean root: unpack the tarball"; finish; }
 install -d -m 0700 "$root/root/e2e"
 install -m 0644 "$deb" "$root/root/biounlock.deb"
-install -m 0644 "$here/cleanroot/inside.sh" "$here/cleanroot/drive.exp" "$root/root/e2e/"
+install -m 0644 "$here/cleanroot/inside.sh" "$here/cleanroot/drive.exp" "$here/lib/checks.bash" "$root/root/e2e/"
 
 # ---- the scenarios, inside ----
 cleanroot_run "$root" 420 bash /root/e2e/inside.sh >"$tmp/inside.out" 2>"$tmp/inside.err"
@@ -111,7 +111,7 @@ if [ -f "$old_deb" ] && cleanroot_unpack "$tarball" "$root2"; then
     # which the clean root does not have): it reads what the installed module logs.
     cc -O2 -o "$root2/root/e2e/pam-harness" "$repo/Tests/Harness/pam-harness/main.c" -lpam -ldl -Wl,--export-dynamic 2>"$tmp/harness-cc.log" \
         || fail "upgrade: compile the harness for the clean root" "$tmp/harness-cc.log"
-    install -m 0644 "$here/cleanroot/upgrade.sh" "$root2/root/e2e/"
+    install -m 0644 "$here/cleanroot/upgrade.sh" "$here/lib/checks.bash" "$root2/root/e2e/"
     cleanroot_run "$root2" 420 bash /root/e2e/upgrade.sh >"$tmp/upgrade.out" 2>"$tmp/upgrade.err"
     upgrade_rc=$?
     cat "$tmp/upgrade.out"

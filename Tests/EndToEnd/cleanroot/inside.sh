@@ -15,21 +15,9 @@ PIN=2468 FINGER=bioalice-right-index WRONG=mallory
 SECURITY=/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/security
 [ -d "$SECURITY" ] || SECURITY=/lib/x86_64-linux-gnu/security
 
-fails=0
-pass() { echo "ok - $1"; }
-fail() {
-    fails=$((fails + 1)); echo "not ok - $1"; shift
-    local f
-    for f in "$@"; do [ -f "$f" ] && { echo "#   --- ${f#"$out"/}"; sed 's/\r$//; s/^/#   | /' "$f" | tail -n 40; }; done
-}
-# check DESCRIPTION COMMAND... [-- FILES TO SHOW ON FAILURE]
-check() {
-    local desc=$1; shift
-    local -a cmd=()
-    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    if "${cmd[@]}"; then pass "$desc"; else fail "$desc" "$@"; fi
-}
+# pass, fail, check: the end-to-end scripts' own (Tests/EndToEnd/lib/checks.bash, installed here).
+# shellcheck source=../lib/checks.bash
+source "$e2e/checks.bash"
 # pam_same [EXCEPT]: every common-* file saved before the package equals /etc/pam.d's (but EXCEPT).
 pam_same() {
     local f
@@ -39,7 +27,7 @@ pam_same() {
     done
 }
 # Stop here: the rest would only repeat the same failure.
-must() { [ "$fails" -eq 0 ] || { echo "# stopping: a step the rest depends on failed"; exit 1; }; }
+must() { [ "$failed" -eq 0 ] || { echo "# stopping: a step the rest depends on failed"; exit 1; }; }
 
 # ---------------------------------------------------------------- the clean root
 check "clean root: Debian 12 ($(cat /etc/debian_version)), biounlock not installed" \

@@ -19,21 +19,10 @@ cd /root || exit 1
 ALICE=bioalice ALICE_PW='alice-Unix-pw-7' BOB=biobob BOB_PW='bob-Unix-pw-9'
 PIN=2468 FINGER=bioalice-right-index WRONG=mallory
 
-fails=0
-pass() { echo "ok - $1"; }
-fail() {
-    fails=$((fails + 1)); echo "not ok - $1"; shift
-    local f
-    for f in "$@"; do [ -f "$f" ] && { echo "#   --- ${f#"$out"/}"; sed 's/\r$//; s/^/#   | /' "$f" | tail -n 40; }; done
-}
-check() {
-    local desc=$1; shift
-    local -a cmd=()
-    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    if "${cmd[@]}"; then pass "$desc"; else fail "$desc" "$@"; fi
-}
-must() { [ "$fails" -eq 0 ] || { echo "# stopping: a step the rest depends on failed"; exit 1; }; }
+# pass, fail, check: the end-to-end scripts' own (Tests/EndToEnd/lib/checks.bash, installed here).
+# shellcheck source=../lib/checks.bash
+source /root/e2e/checks.bash
+must() { [ "$failed" -eq 0 ] || { echo "# stopping: a step the rest depends on failed"; exit 1; }; }
 version() { dpkg-query -W -f='${Version}' biounlock 2>/dev/null; }
 
 # sudo_as NAME STDIN [TOUCH...]: alice runs `sudo -S -k id -u` with STDIN while root touches the
