@@ -43,6 +43,8 @@ extension ModuleFixture {
             guard let fprintd else { throw CocoaError(.featureUnsupported) }
             sensorArguments = fprintdArguments(fprintd)
             touchSocket = fprintd.virtualDevice
+            pacedTouches = true
+            defaultTimeout = 30
             try store.deleteTemplates(user: ModuleFixture.enrolledUser, finger: nil)
         case .simulated:
             sensorArguments = "sensor=simulated sim_socket=\(socket)"
@@ -50,6 +52,8 @@ extension ModuleFixture {
         case .libfprint:
             sensorArguments = libfprintArguments()
             touchSocket = virtualDevice
+            pacedTouches = true
+            defaultTimeout = 30
             try store.saveTemplate(try VirtualPrints.template(.rightIndex, id: ModuleFixture.fingerID), user: ModuleFixture.enrolledUser)
         }
         try service()

@@ -56,13 +56,16 @@ final class FprintdModuleTests: XCTestCase {
             XCTAssertEqual(PamStackLint.lint(files: [service: try String(contentsOfFile: examples + "/" + service, encoding: .utf8)]), [],
                            "\(service) as shipped passes biounlock doctor")
             // pam_permit (optional) stands for pam_gnome_keyring: a module after it that succeeds.
-            try fixture.service(arguments + " timeout=2", name: service, after: "auth optional pam_permit.so", control: control)
+            // Touches get all the time a loaded machine needs; silence gets two seconds.
+            try fixture.service(arguments + " timeout=30", name: service, after: "auth optional pam_permit.so", control: control)
             let touched = try fixture.authenticate(service: service, touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
             XCTAssertEqual(touched.code, "PAM_SUCCESS", "\(service): \(touched.raw.stdout)")
             XCTAssertEqual(touched.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)"], service)
             // Nobody touches: the reader alone until the timeout (touch_first=120), never a prompt --
             // the password stack beside this one asks for the password.
+            try fixture.service(arguments + " timeout=2", name: service, after: "auth optional pam_permit.so", control: control)
             let silent = try fixture.authenticate(service: service)
+            try fixture.service(arguments + " timeout=30", name: service, after: "auth optional pam_permit.so", control: control)
             XCTAssertEqual(silent.code, "PAM_AUTHINFO_UNAVAIL", "\(service): \(silent.raw.stdout)")
             XCTAssertEqual(silent.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)", "INFO: No touch in time."], service)
             let wrong = try fixture.authenticate(service: service, touches: Array(repeating: ModuleFixture.scan("mallory"), count: 3),
@@ -87,15 +90,17 @@ final class FprintdModuleTests: XCTestCase {
 
     func testTheReaderIsReleasedAfterEveryOutcome() throws {
         let d = try fprintd()
-        try fixture.service("policy=biometrics max_tries=2 timeout=1")
-        let outcomes: [(String, [SimCommand], String)] = [
-            ("match", [ModuleFixture.scan(ModuleFixture.fingerID)], "PAM_SUCCESS"),
-            ("wrong fingers", [ModuleFixture.scan("mallory"), ModuleFixture.scan("mallory")], "PAM_MAXTRIES"),
-            ("a retry, then the timeout", [.retry(1)], "PAM_AUTHINFO_UNAVAIL"),
-            ("silence", [], "PAM_AUTHINFO_UNAVAIL"),
-            ("a device error", [.error(5)], "PAM_AUTHINFO_UNAVAIL"),
+        // The outcomes reached by touches get all the time a loaded machine needs; the two that
+        // are about the timeout get one second.
+        let outcomes: [(String, [SimCommand], String, timeout: Int)] = [
+            ("match", [ModuleFixture.scan(ModuleFixture.fingerID)], "PAM_SUCCESS", 30),
+            ("wrong fingers", [ModuleFixture.scan("mallory"), ModuleFixture.scan("mallory")], "PAM_MAXTRIES", 30),
+            ("a retry, then the timeout", [.retry(1)], "PAM_AUTHINFO_UNAVAIL", 1),
+            ("silence", [], "PAM_AUTHINFO_UNAVAIL", 1),
+            ("a device error", [.error(5)], "PAM_AUTHINFO_UNAVAIL", 30),
         ]
-        for (name, touches, code) in outcomes {
+        for (name, touches, code, timeout) in outcomes {
+            try fixture.service("policy=biometrics max_tries=2 timeout=\(timeout)")
             let t = try fixture.authenticate(touches: touches, extra: ["--check-host"])
             XCTAssertEqual(t.code, code, "\(name): \(t.raw.stdout)")
             XCTAssertTrue(t.raw.stdout.contains("children=none"), "\(name): \(t.raw.stdout)")

@@ -74,6 +74,17 @@ final class ModuleFixture {
     lazy var sensorArguments = "sensor=simulated sim_socket=\(socket)"
     /// Where `touches` are sent: the simulated sensor's socket, or a virtual_device's.
     lazy var touchSocket = socket
+    /// Whether a touch waits for the module's answer to the one before (set for libfprint's
+    /// virtual_device, directly or behind fprintd). virtual_device takes a command that arrives
+    /// after a verify reported its result, but before the verify completed, into that verify and
+    /// drops it (libfprint logs "fpi_device_verify_report: assertion 'data->result_reported ==
+    /// FALSE' failed"): a second touch sent straight after the first is lost when the machine is
+    /// slow at the wrong moment. A finger touches again once it is told to, and so do the tests.
+    var pacedTouches = false
+    /// The finger's `timeout` unless a test sets its own: 3 s for the simulated sensor; a real
+    /// driver's (libfprint's, fprintd's behind polkit) gets what a loaded machine needs, so that
+    /// only a test about the timeout ends by it.
+    var defaultTimeout = 3
 
     init() throws {
         var template = Array("/tmp/bu-pam.XXXXXX".utf8CString)
@@ -105,7 +116,7 @@ final class ModuleFixture {
     func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true, after: String? = nil,
                  control: String = "[success=done ignore=ignore default=die]") throws {
         let defaults = includeDefaults
-            ? "db=\(storePath) \(sensorArguments) timeout=3 config=\(dir)/none.conf require_passcode=none lid_path=\(dir)/lid logind_path=\(dir)/sessions "
+            ? "db=\(storePath) \(sensorArguments) timeout=\(defaultTimeout) config=\(dir)/none.conf require_passcode=none lid_path=\(dir)/lid logind_path=\(dir)/sessions "
             : ""
         let text = """
             auth \(control) \(modulePath) \(defaults)\(arguments)
@@ -121,22 +132,36 @@ final class ModuleFixture {
                       touchSocket: String? = nil, rawTouches: [String] = [],
                       wrapper: [String] = [], timeout: TimeInterval = 60, touchWait: Int = 5000) throws -> Transaction {
         let finger = DispatchGroup()
-        let commands = rawTouches.map { Array($0.utf8) } + touches.map(\.bytes)
+        let commands = rawTouches.map { (bytes: Array($0.utf8), answered: false) }
+            + touches.map { (bytes: $0.bytes, answered: Self.isAnswered($0)) }
+        let replies = TouchAnswers()
+        let paced = pacedTouches
         if !commands.isEmpty {
             let path = touchSocket ?? self.touchSocket
             finger.enter()
             Thread.detachNewThread {
-                for c in commands { _ = SimulatedFinger.send(bytes: c, to: path, waitMilliseconds: touchWait) }
+                var expected: Int?
+                for c in commands {
+                    if paced, let expected {
+                        // Until the module answers the touch before (bounded: a test that expects
+                        // no answer still ends, and its assertions say what happened).
+                        replies.wait(for: expected, until: Date().addingTimeInterval(Double(touchWait) / 1000))
+                    }
+                    expected = c.answered ? replies.count + 1 : nil
+                    _ = SimulatedFinger.send(bytes: c.bytes, to: path, waitMilliseconds: touchWait)
+                }
                 finger.leave()
             }
         }
+        let onLine: (String) -> Void = { line in if Self.isAnswerToATouch(line) { replies.add() } }
         var args = ["--confdir", confdir, "--service", service, "--user", user]
         for a in answers { args += ["--answer", a] }
         // A fixed environment: an SSH_CONNECTION inherited from whoever runs the tests must not
         // turn every transaction into a "remote session".
         let command = wrapper + [harnessPath] + args + extra
         let result = try runProcess(command[0], Array(command.dropFirst()),
-                                    environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }, timeout: timeout)
+                                    environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }, timeout: timeout,
+                                    onStdoutLine: paced ? onLine : nil)
         finger.wait()
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let code = lines.last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
@@ -144,6 +169,21 @@ final class ModuleFixture {
         let conversation = ["INFO: ", "ERROR: ", "PROMPT_OFF: ", "PROMPT_ON: ", "OTHER: "]
         let messages = lines.filter { line in conversation.contains { line.hasPrefix($0) } && line != "INFO: auth=try_again" }
         return Transaction(code: code, messages: messages, raw: result)
+    }
+
+    /// Touches the module answers with a message while the verification goes on (a finger that
+    /// does not match, a retry); a match, an error or a pause ends or changes nothing to wait for.
+    static func isAnswered(_ command: SimCommand) -> Bool {
+        switch command {
+        case .scan(let id): return id != Array(fingerID.utf8)
+        case .retry: return true
+        case .error, .unplug, .sleep: return false
+        }
+    }
+
+    /// The module's answer to a touch: a retry or a failed match (not the touch prompt).
+    static func isAnswerToATouch(_ line: String) -> Bool {
+        line.hasPrefix("INFO: Try again") || line.hasPrefix("ERROR: Fingerprint not recognised")
     }
 
     /// Runs `count` transactions at the same moment, each in its own harness process (as many
@@ -173,5 +213,28 @@ extension String {
     /// The result code in one harness output ("NONE" without one).
     var harnessCode: String {
         split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") })?.split(separator: " ").last.map(String.init) ?? "NONE"
+    }
+}
+
+/// How many times the module has answered a touch so far (seen on the harness's output as it
+/// runs), for the finger that waits for that answer before touching again.
+final class TouchAnswers: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var seen = 0
+
+    var count: Int { condition.lock(); defer { condition.unlock() }; return seen }
+
+    func add() {
+        condition.lock()
+        seen += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Until `count` reaches `n`, or `deadline`.
+    func wait(for n: Int, until deadline: Date) {
+        condition.lock()
+        while seen < n, condition.wait(until: deadline) {}
+        condition.unlock()
     }
 }

@@ -12,8 +12,10 @@ public struct ProcessResult {
 /// Runs `path`. Without an `environment` the child gets this process's, in the C.UTF-8 locale
 /// (LC_ALL set, LANGUAGE removed): tests that match English text pass whatever the language of
 /// whoever runs them; a test in another language passes its own environment.
+/// `onStdoutLine`, when given, sees each line of standard output as it comes (on a reader thread),
+/// for tests that act on what the program says while it runs.
 public func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
-                timeout: TimeInterval = 30) throws -> ProcessResult {
+                timeout: TimeInterval = 30, onStdoutLine: ((String) -> Void)? = nil) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -36,7 +38,23 @@ public func runProcess(_ path: String, _ arguments: [String], stdin: String? = n
     final class Box { var data = Data() }
     let outData = Box(), errData = Box()
     let group = DispatchGroup()
-    group.enter(); Thread.detachNewThread { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter()
+    Thread.detachNewThread {
+        if let onStdoutLine {
+            var pending = Data()
+            while case let chunk = out.fileHandleForReading.availableData, !chunk.isEmpty {
+                outData.data.append(chunk)
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    onStdoutLine(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+            }
+        } else {
+            outData.data = out.fileHandleForReading.readDataToEndOfFile()
+        }
+        group.leave()
+    }
     group.enter(); Thread.detachNewThread { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
     let finished = DispatchSemaphore(value: 0)
     Thread.detachNewThread { process.waitUntilExit(); finished.signal() }

@@ -44,7 +44,13 @@ class CLIFixture: XCTestCase {
         let group = DispatchGroup()
         group.enter()
         Thread.detachNewThread {
-            for _ in 0..<5 { _ = try? self.cli(["sim", "scan", id]) }
+            // A scan that failed was not taken (the sensor answers a taken command with EOF):
+            // send it again, as a finger touches again, a few times at most.
+            var sent = 0, attempts = 0
+            while sent < 5, attempts < 7 {
+                attempts += 1
+                if (try? self.cli(["sim", "scan", id]))?.status == 0 { sent += 1 }
+            }
             group.leave()
         }
         let r = try cli(["enrol", user, "--finger", finger, "--timeout", "20"])

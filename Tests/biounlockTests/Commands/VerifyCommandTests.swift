@@ -6,9 +6,11 @@ import Foundation
 final class VerifyCommandTests: CLIFixture {
     func testVerifyRunsTheChainAndSaysWhatDecided() throws {
         try "sensor = simulated\nsim_socket = \(socket)\ntimeout = 1\nrequire_passcode = none\n".write(toFile: dir + "/biounlock.conf", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try enrol().status, 0)
+        let enrolled = try enrol()
+        XCTAssertEqual(enrolled.status, 0, enrolled.stdout + enrolled.stderr)
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
-        XCTAssertEqual(try cli(["enable", user]).status, 0)
+        let enabled = try cli(["enable", user])
+        XCTAssertEqual(enabled.status, 0, enabled.stdout + enabled.stderr)
         let ok = try cli(["verify", user], stdin: "2468\n")
         XCTAssertEqual(ok.status, 0, ok.stdout + ok.stderr)
         XCTAssertTrue(ok.stdout.contains("Touch the fingerprint reader to authenticate for sudo"), ok.stdout)
