@@ -276,10 +276,6 @@ final class ScenarioTests: XCTestCase {
                              c.fixture.sensorArguments = "sensor=fprintd fprintd_bus=unix:path=\(c.fixture.dir)/no-bus fprint_helper=\(fprintHelperPath)"
                              try c.fixture.service()
                          },
-                         // The touch nobody asked for may wait in virtual_device's queue (the reader
-                         // the scenario before released may still be closing): a fresh daemon, so
-                         // that the next scenario's verification does not take it.
-                         cleanup: { c in try c.fprintd?.restart(.one) },
                          code: "PAM_AUTHINFO_UNAVAIL", messages: [Self.unavailable], failures: 0))
     }
 

@@ -247,8 +247,9 @@ public final class FprintdDaemon {
         return r?.stdout.contains("true") == true
     }
 
-    /// Waits (bounded) until a verification runs on `device`.
-    public func waitUntilVerifying(device: String = "/net/reactivated/Fprint/Device/0", seconds: Double = 10) {
+    /// Waits (bounded) until a verification runs on `device`: as long as the scenarios' own 30 s
+    /// timeout (fprintd asks polkit before the Claim and the VerifyStart, slow on a loaded machine).
+    public func waitUntilVerifying(device: String = "/net/reactivated/Fprint/Device/0", seconds: Double = 30) {
         try? waitFor("a verification on \(device)", seconds: seconds) { self.fingerNeeded(device: device) }
     }
 
@@ -256,6 +257,9 @@ public final class FprintdDaemon {
     /// (Claim), as GNOME's lock screen or a pam_fprintd stack would.
     public func startOtherClient(user: String = "daemon") throws {
         let output = dir + "/other-client.log"
+        // A fresh file: spawn appends, and an earlier client's "Verify started" must not pass for
+        // this one's (this client would then claim the device after the module did).
+        unlink(output)
         // Line-buffered, so that "Verify started!" reaches the file at once.
         otherClient = try spawn("/usr/bin/stdbuf", ["-oL", "/usr/bin/fprintd-verify", user], environment: clientEnvironment, output: output)
         try waitFor("fprintd-verify to start verifying") {
