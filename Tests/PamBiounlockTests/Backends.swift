@@ -43,8 +43,7 @@ extension ModuleFixture {
             guard let fprintd else { throw CocoaError(.featureUnsupported) }
             sensorArguments = fprintdArguments(fprintd)
             touchSocket = fprintd.virtualDevice
-            pacedTouches = true
-            defaultTimeout = 30
+            realDriver = true
             try store.deleteTemplates(user: ModuleFixture.enrolledUser, finger: nil)
         case .simulated:
             sensorArguments = "sensor=simulated sim_socket=\(socket)"
@@ -52,8 +51,7 @@ extension ModuleFixture {
         case .libfprint:
             sensorArguments = libfprintArguments()
             touchSocket = virtualDevice
-            pacedTouches = true
-            defaultTimeout = 30
+            realDriver = true
             try store.saveTemplate(try VirtualPrints.template(.rightIndex, id: ModuleFixture.fingerID), user: ModuleFixture.enrolledUser)
         }
         try service()

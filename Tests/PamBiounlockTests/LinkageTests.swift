@@ -30,22 +30,26 @@ final class LinkageTests: XCTestCase {
     /// the largest part of what loading the module cost a fresh process). Its symbols stay hidden,
     /// so a C++ host's own libstdc++ is untouched.
     func testTheCxxRuntimeIsLinkedInAndHidden() throws {
-        let readelf = try runProcess("/usr/bin/readelf", ["-d", modulePath])
-        XCTAssertFalse(readelf.stdout.contains("libstdc++"), readelf.stdout)
-        let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", modulePath])
-        XCTAssertFalse(undefined.stdout.contains("GLIBCXX"), "C++ runtime symbols taken from a libstdc++.so: \(undefined.stdout)")
-        XCTAssertFalse(undefined.stdout.contains("CXXABI"), undefined.stdout)
+        try assertLinkedIn("libstdc++", noSymbolsMarked: ["GLIBCXX", "CXXABI"], "C++ runtime symbols taken from a libstdc++.so")
     }
 
     /// The unwinder the C++ and Swift runtimes use is linked in as well (`-static-libgcc`):
     /// no libgcc_s.so to load, relocate and initialise (its constructor runs cpuid) in a fresh
     /// host process, and its symbols stay hidden.
     func testTheUnwinderIsLinkedInAndHidden() throws {
+        try assertLinkedIn("libgcc_s", noSymbolsMarked: ["_Unwind_", "@GCC_"], "unwinder symbols taken from libgcc_s")
+    }
+
+    /// `library` is not in the module's dynamic section, and no undefined symbol of the module
+    /// contains any of `markers` (its symbols, or their version tags, would name it).
+    func assertLinkedIn(_ library: String, noSymbolsMarked markers: [String], _ what: String,
+                        file: StaticString = #filePath, line: UInt = #line) throws {
         let readelf = try runProcess("/usr/bin/readelf", ["-d", modulePath])
-        XCTAssertFalse(readelf.stdout.contains("libgcc_s"), readelf.stdout)
+        XCTAssertFalse(readelf.stdout.contains(library), readelf.stdout, file: file, line: line)
         let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", modulePath])
-        XCTAssertFalse(undefined.stdout.contains("_Unwind_"), "unwinder symbols taken from libgcc_s: \(undefined.stdout)")
-        XCTAssertFalse(undefined.stdout.contains("@GCC_"), undefined.stdout)
+        for marker in markers {
+            XCTAssertFalse(undefined.stdout.contains(marker), "\(what) (\(marker)): \(undefined.stdout)", file: file, line: line)
+        }
     }
 
     /// libfprint and the fprintd D-Bus client run in the helper process only: the module maps

@@ -74,17 +74,19 @@ final class ModuleFixture {
     lazy var sensorArguments = "sensor=simulated sim_socket=\(socket)"
     /// Where `touches` are sent: the simulated sensor's socket, or a virtual_device's.
     lazy var touchSocket = socket
-    /// Whether a touch waits for the module's answer to the one before (set for libfprint's
-    /// virtual_device, directly or behind fprintd). virtual_device takes a command that arrives
-    /// after a verify reported its result, but before the verify completed, into that verify and
-    /// drops it (libfprint logs "fpi_device_verify_report: assertion 'data->result_reported ==
-    /// FALSE' failed"): a second touch sent straight after the first is lost when the machine is
-    /// slow at the wrong moment. A finger touches again once it is told to, and so do the tests.
-    var pacedTouches = false
-    /// The finger's `timeout` unless a test sets its own: 3 s for the simulated sensor; a real
-    /// driver's (libfprint's, fprintd's behind polkit) gets what a loaded machine needs, so that
-    /// only a test about the timeout ends by it.
-    var defaultTimeout = 3
+    /// Whether the touches go to libfprint's virtual_device (directly or behind fprintd) rather
+    /// than the simulated sensor. Two things follow:
+    /// - a touch waits for the module's answer to the one before: virtual_device takes a command
+    ///   that arrives after a verify reported its result, but before the verify completed, into
+    ///   that verify and drops it (libfprint logs "fpi_device_verify_report: assertion
+    ///   'data->result_reported == FALSE' failed"), so a second touch sent straight after the
+    ///   first is lost when the machine is slow at the wrong moment. A finger touches again once
+    ///   it is told to, and so do the tests;
+    /// - the finger's `timeout`, unless a test sets its own, is what a loaded machine needs
+    ///   (fprintd asks polkit before every Claim and VerifyStart), so that only a test about the
+    ///   timeout ends by it; 3 s for the simulated sensor.
+    var realDriver = false
+    var defaultTimeout: Int { realDriver ? 30 : 3 }
 
     init() throws {
         var template = Array("/tmp/bu-pam.XXXXXX".utf8CString)
@@ -135,7 +137,7 @@ final class ModuleFixture {
         let commands = rawTouches.map { (bytes: Array($0.utf8), answered: false) }
             + touches.map { (bytes: $0.bytes, answered: Self.isAnswered($0)) }
         let replies = TouchAnswers()
-        let paced = pacedTouches
+        let paced = realDriver
         if !commands.isEmpty {
             let path = touchSocket ?? self.touchSocket
             finger.enter()

@@ -316,10 +316,8 @@ final class ScenarioTests: XCTestCase {
         // prompt that callers without a terminal get after touch_first (the harness has none), and a
         // reader slowed down by a loaded machine (fprintd's retries) must not bring that prompt up in
         // the middle of one. The dialog has its own tests (FprintdModuleTests, the callers' scripts).
-        // Likewise a scenario that ends by its touches has all the time a loaded machine needs
-        // (fprintd asks polkit before every Claim and VerifyStart): only a scenario about the
-        // timeout sets one, in its arguments.
-        try fixture.service("touch_first=120 timeout=30 " + scenario.arguments)
+        // (A scenario about the timeout sets one in its arguments; the others have the fixture's.)
+        try fixture.service("touch_first=120 " + scenario.arguments)
         let label = "[\(backend.rawValue)] \(scenario.name)"
         var environment = scenario.environment ?? [:]
         if environment["DBUS_SYSTEM_BUS_ADDRESS"] != nil { environment["DBUS_SYSTEM_BUS_ADDRESS"] = fprintd?.address }
