@@ -34,6 +34,9 @@ let packageDir = Context.packageDirectory
 /// - the unwinder (libgcc_eh) linked in statically too (`-static-libgcc`): the driver otherwise
 ///   adds libgcc_s.so, which sudo does not load itself, and whose constructor probes the CPU
 ///   with cpuid -- slow under a hypervisor -- in every fresh process (scripts/bench).
+/// - `-z pack-relative-relocs` (DT_RELR, glibc 2.36 = Debian 12): the ~20,000 relative
+///   relocations of the static Swift metadata as a 4 KB bitmap instead of a 500 KB table the
+///   dynamic linker reads page by page in every fresh sudo (scripts/bench, bench/RESULTS.md).
 let moduleLinkerFlags: [String] = [
     "-static-stdlib",
     "-use-ld=lld",
@@ -41,9 +44,18 @@ let moduleLinkerFlags: [String] = [
     "-Xlinker", "-z", "-Xlinker", "defs",
     "-Xlinker", "-z", "-Xlinker", "nodelete",
     "-Xlinker", "-z", "-Xlinker", "now",
+    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-L", "\(packageDir)/Sources/PamBiounlock/link",
     "-Xclang-linker", "-static-libgcc",
 ]
+
+/// Compiler settings of every target linked into the module. `-disable-type-layout`: copies and
+/// destroys of large values (a Result or Optional of a struct with several references) are
+/// emitted as code, not as calls through the type's value witnesses -- which first made the
+/// runtime build that generic type's metadata from its mangled name, in every fresh sudo (0.33 ms
+/// less per whole process in an interleaved `pam-loop spawn` run: bench/RESULTS.md). Swift's own
+/// lowering before type layouts; the module's tests and fuzzing run the code it produces.
+let moduleSwiftSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-type-layout"])]
 
 /// Tests drive threads and processes directly; Swift 5 mode spares them Sendable ceremony.
 let testSettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
@@ -75,21 +87,22 @@ let package = Package(
         // names read in place, the monotonic clock, the file trust checks). Debug builds (and
         // scripts/fuzz) compile in its fault injection; release builds -- what ships -- do not.
         .target(name: "BiounlockSystem", dependencies: ["CSystem", "CIntl"],
-                swiftSettings: [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))]),
+                swiftSettings: [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))] + moduleSwiftSettings),
 
         // Core policy: no Foundation (it is linked into the PAM module).
-        .target(name: "BiounlockCore", dependencies: ["BiounlockSystem", "CSodium"]),
-        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"]),
+        .target(name: "BiounlockCore", dependencies: ["BiounlockSystem", "CSodium"], swiftSettings: moduleSwiftSettings),
+        .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"], swiftSettings: moduleSwiftSettings),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift over the system layer.
-        .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"]),
-        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"]),
+        .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"], swiftSettings: moduleSwiftSettings),
+        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"], swiftSettings: moduleSwiftSettings),
         // The protocol between the module running as the user and biounlock-check (the helper
         // protocol's framing, its own messages): pure Swift.
-        .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"]),
+        .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"], swiftSettings: moduleSwiftSettings),
         // Both sides of that exchange: the checker's service (the policy chain with a relayed
         // conversation) and the module's client (start the checker, relay, map the decision).
         .target(name: "BiounlockCheck",
-                dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol"]),
+                dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol"],
+                swiftSettings: moduleSwiftSettings),
 
         // The setuid-root checker: a thin entry that hardens its process and runs BiounlockCheck.
         // Full RELRO and every symbol bound at start, like the module.
@@ -116,6 +129,7 @@ let package = Package(
             name: "PamBiounlock",
             dependencies: ["CPAM", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
             exclude: ["exports.map", "link"],
+            swiftSettings: moduleSwiftSettings,
             linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]
         ),
 

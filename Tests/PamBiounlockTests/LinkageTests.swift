@@ -23,6 +23,7 @@ final class LinkageTests: XCTestCase {
         XCTAssertFalse(readelf.stdout.contains("RUNPATH") || readelf.stdout.contains("RPATH"), readelf.stdout)
         XCTAssertTrue(readelf.stdout.contains("NODELETE"), "stays mapped across pam_end: \(readelf.stdout)")
         XCTAssertTrue(readelf.stdout.contains("BIND_NOW"), "every symbol bound at dlopen: \(readelf.stdout)")
+        XCTAssertTrue(readelf.stdout.contains("(RELR)"), "relative relocations packed (Package.swift): \(readelf.stdout)")
     }
 
     /// The C++ runtime the static Swift runtime needs is linked in too (Package.swift): a host
