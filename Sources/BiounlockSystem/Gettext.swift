@@ -48,6 +48,6 @@ public enum Gettext {
     static func checked(_ answer: UnsafePointer<CChar>, maximumLength: Int) -> String? {
         let bytes = CString.bytes(answer, maximumLength: maximumLength + 1)
         guard bytes.count <= maximumLength else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        return CString.text(validating: bytes)
     }
 }

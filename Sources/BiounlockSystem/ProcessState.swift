@@ -148,7 +148,23 @@ public enum CString {
     /// The bytes before the terminator, at most `maximumLength` of them (strnlen).
     public static func bytes(_ pointer: UnsafePointer<CChar>, maximumLength: Int) -> [UInt8] {
         let length = strnlen(pointer, max(0, maximumLength))
-        return UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length).map { $0 }
+        // One copy of the buffer (a byte-by-byte map cost a fresh sudo measurably: scripts/bench).
+        return [UInt8](UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length))
+    }
+
+    /// `bytes` as text when they are valid UTF-8, else nil. Through the standard library's own
+    /// UTF-8 validation (String(validatingCString:)), not the generic `String(validating:as:)`,
+    /// whose first use in a process resolves its encoding at run time (scripts/bench).
+    public static func text(validating bytes: [UInt8]) -> String? {
+        // A NUL would end the C string early: such text goes the generic way (same answer).
+        if bytes.contains(0) { return String(validating: bytes, as: UTF8.self) }
+        var terminated = bytes
+        terminated.append(0)
+        return terminated.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.flatMap { base in
+                UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: buffer.count) { String(validatingCString: $0) }
+            }
+        }
     }
 
     /// The length before the terminator, at most `maximumLength` (strnlen).

@@ -11,7 +11,7 @@ enum PamHandle {
     static func string(_ pointer: UnsafePointer<CChar>) -> String? {
         let bytes = CString.bytes(pointer, maximumLength: maximumStringLength + 1)
         guard bytes.count <= maximumStringLength else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        return CString.text(validating: bytes)
     }
 
     static func arguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?, logger: Logger) -> [String] {
@@ -53,7 +53,7 @@ enum PamHandle {
     static func environment(_ pamh: OpaquePointer, _ name: String) -> String? {
         if let value = pam_getenv(pamh, name).flatMap(string) { return value }
         guard let value = Environment.value(name, maximumLength: maximumStringLength), value.count <= maximumStringLength else { return nil }
-        return String(validating: value, as: UTF8.self)
+        return CString.text(validating: value)
     }
 
     static func item(_ pamh: OpaquePointer, _ item: Int32) -> String? {
