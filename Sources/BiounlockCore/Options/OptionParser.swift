@@ -37,17 +37,36 @@ public struct OptionDiagnostic: Equatable, Sendable, CustomStringConvertible {
 /// module arguments by Configuration.load.
 public struct OptionOrigins: Sendable {
     struct Origin: Sendable {
+        let key: String
         /// "arguments" or the config file's path: a key set twice in one source is a repeat.
         let source: String
         let location: String
-        let value: String
+        /// As given (nil for a bare word such as `debug`).
+        let value: String?
+        /// The value as a diagnostic shows it (sanitized only when one is written).
+        var shown: String { value.map { sanitizedForLog($0) } ?? "(no value)" }
     }
-    var byKey: [String: Origin] = [:]
+    /// One per key set, the latest. A short list searched in order rather than a dictionary: a
+    /// fresh sudo would instantiate a String-keyed hash table's generic metadata for it at run
+    /// time, which cost more than the whole search (scripts/bench).
+    private var origins: [Origin] = []
     public init() {}
+
+    subscript(key: String) -> Origin? {
+        origins.first { $0.key == key }
+    }
+
+    mutating func set(_ origin: Origin) {
+        if let index = origins.firstIndex(where: { $0.key == origin.key }) {
+            origins[index] = origin
+        } else {
+            origins.append(origin)
+        }
+    }
 
     /// "the default" or "VALUE (LOCATION)".
     func kept(_ key: String) -> String {
-        byKey[key].map { "\($0.value) (\($0.location))" } ?? "the default"
+        self[key].map { "\($0.shown) (\($0.location))" } ?? "the default"
     }
 }
 
@@ -127,12 +146,11 @@ public enum OptionParser {
         guard value.map({ $0.utf8.count <= maximumOptionValueLength }) ?? true, known.apply(&options, value) else {
             return OptionDiagnostic(kind: .invalidValue(key: key, accepts: known.accepts), location: location, kept: origins.kept(key))
         }
-        let shown = value.map { sanitizedForLog($0) } ?? "(no value)"
-        let earlier = origins.byKey[key]
-        origins.byKey[key] = OptionOrigins.Origin(source: source, location: location, value: shown)
+        let earlier = origins[key]
+        origins.set(OptionOrigins.Origin(key: key, source: source, location: location, value: value))
         guard let earlier, earlier.source == source else { return nil }
         return OptionDiagnostic(kind: .repeated(key: key, earlier: earlier.location), location: location,
-                                kept: origins.kept(key), replaced: earlier.value)
+                                kept: origins.kept(key), replaced: earlier.shown)
     }
 
     static func split(_ word: String, separator: Character) -> (String, String?) {

@@ -204,11 +204,22 @@ enum CallerUse: Sendable {
 /// One option key: its name, what it accepts (for messages and docs) and how it applies.
 struct OptionKey: Sendable {
     let name: String
-    let accepts: String
+    /// What the key accepts, for diagnostics: made when one is written, not with the table, which
+    /// every sudo builds (joining and formatting ~40 of them at load cost it measurably: scripts/bench).
+    private let describeAccepted: @Sendable () -> String
+    var accepts: String { describeAccepted() }
     /// Whether the checker takes it from its caller (see CallerUse).
     var caller: CallerUse = .ignored
     /// Applies `value` (nil for a bare word such as `debug`); returns false when the value is invalid.
     let apply: @Sendable (inout Options, String?) -> Bool
+
+    init(name: String, accepts: @autoclosure @escaping @Sendable () -> String, caller: CallerUse = .ignored,
+         apply: @escaping @Sendable (inout Options, String?) -> Bool) {
+        self.name = name
+        self.describeAccepted = accepts
+        self.caller = caller
+        self.apply = apply
+    }
 }
 
 extension Options {
