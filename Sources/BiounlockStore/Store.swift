@@ -21,7 +21,9 @@ import BiounlockCore
 ///   survive a power loss -- a failure count, made before the attempt is checked -- is synced by
 ///   its writer after the write lock is released (SyncTargets). With an fsync inside every
 ///   commit, 64 concurrent logins on two busy cores queued behind lock holders asleep in fsync
-///   for more than the busy timeout (Tests/EndToEnd/load.sh).
+///   for more than the busy timeout (Tests/EndToEnd/load.sh). The module's connections do not
+///   checkpoint at close or inside a commit; a closing writer checkpoints a long WAL outside
+///   biounlock's write queue and without waiting for any lock (keepJournalFiles, checkpointIfLong).
 public final class Store: AuthStore {
     public enum Mode {
         /// The PAM module: existing store only, exact schema version, trust checks.
@@ -53,6 +55,10 @@ public final class Store: AuthStore {
     /// Set once the queue did not move within its bound: later writes of this transaction use
     /// SQLite's busy timeout alone, so the host waits for a stuck queue once, not once per write.
     private var queueStuck = false
+    /// Whether this connection checkpoints a long WAL when it closes (the module's connections:
+    /// see keepJournalFiles), and whether it committed a write since it opened.
+    private var checkpointsLongWAL = false
+    private var wrote = false
     let clock: Clock = SystemClock()
     /// The two bounds, per connection (tests shorten them).
     var writeQueueWait = Store.writeQueueWaitMilliseconds
@@ -79,6 +85,10 @@ public final class Store: AuthStore {
         self.connection = connection
         self.path = path
         self.lookupAccount = lookupAccount
+    }
+
+    deinit {
+        if checkpointsLongWAL && wrote { checkpointIfLong() }
     }
 
     public static func open(path: String, mode: Mode, lookupAccount: @escaping (String) -> Account? = Accounts.lookup) throws(StoreFailure) -> Store {
@@ -125,13 +135,43 @@ public final class Store: AuthStore {
 
     /// The module's connection keeps the -wal and -shm files when it closes (the last connection
     /// to close would otherwise delete them, so every sudo created and deleted two files), and
-    /// truncates the WAL to zero bytes once its close-time checkpoint has completed (so the next
-    /// process has no log to replay). Durability is unchanged: commits still sync as before.
+    /// leaves what it wrote in the WAL: no checkpoint at close, none inside a commit (SQLite's
+    /// automatic one would sync twice while biounlock's write queue waits), but one when the
+    /// connection closes after writing and finds the WAL longer than `longWALBytes`
+    /// (checkpointIfLong). A checkpoint syncs the WAL and then the store, and the next write after
+    /// it starts the WAL again, which syncs its header and the directory: four syncs that every
+    /// passcode and touch success paid at close, now paid once per few of them. What it costs
+    /// instead: a connection that finds no other one open rebuilds the WAL index from the frames
+    /// left (every sudo, enrolled or not): about 1.5 us a frame (scripts/bench, wal-recovery).
+    /// Durability: a counted failure is synced before its attempt is checked, as before (that
+    /// sync is the WAL's, and covers every frame before it); commits stay synchronous=NORMAL, so
+    /// a power cut can drop the last audit rows and success resets (the last few, until a count
+    /// or a checkpoint syncs the WAL or the kernel writes it back), never a counted failure.
     func keepJournalFiles() throws(StoreFailure) {
         var persist: Int32 = 1
         try check(sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist),
                   "sqlite3_file_control", connection.handle)
+        // After a checkpoint, the next write truncates the WAL to what it wrote (no stale frames).
         try connection.execute("PRAGMA journal_size_limit = 0")
+        try check(biounlock_sqlite3_no_checkpoint_on_close(connection.handle, 1), "sqlite3_db_config", connection.handle)
+        try check(sqlite3_wal_autocheckpoint(connection.handle, 0), "sqlite3_wal_autocheckpoint", connection.handle)
+        checkpointsLongWAL = true
+    }
+
+    /// A WAL longer than this (24 frames of 4 KiB pages: a few successes' writes) is
+    /// checkpointed by the next module connection that writes, when it closes.
+    static let longWALBytes: Int64 = 24 * (4096 + 24)
+
+    /// Checkpoints a WAL that has grown past `longWALBytes` and truncates it to zero bytes, so that
+    /// the next connection has nothing to replay. TRUNCATE, not PASSIVE: how far a checkpoint got
+    /// is kept only in the -shm index, which the next process rebuilds from the WAL, so frames
+    /// copied but left in the WAL would be copied (and synced) again by every later closer. It
+    /// waits for no one (busy timeout 0): with another connection reading or writing it gives up
+    /// (SQLITE_BUSY) and a later closer does it; frames left in the WAL are as safe as in the store.
+    private func checkpointIfLong() {
+        guard let wal = try? FileStatus.of(path + "-wal", followingSymbolicLinks: false), wal.size > Store.longWALBytes else { return }
+        _ = sqlite3_busy_timeout(connection.handle, 0)
+        _ = sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
     }
 
     /// Why the module must not use the store at `path`, or nil when it may.
@@ -455,7 +495,9 @@ public final class Store: AuthStore {
         defer { queued?.unlock(byte: LockFile.writeQueueByte) }
         writeDepth += 1
         defer { writeDepth -= 1 }
-        return try connection.transaction(immediate: true, body)
+        let result = try connection.transaction(immediate: true, body)
+        wrote = true
+        return result
     }
 
     public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {

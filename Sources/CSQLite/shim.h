@@ -11,4 +11,8 @@ static inline int biounlock_sqlite3_bind_text(sqlite3_stmt *stmt, int index, con
 static inline int biounlock_sqlite3_bind_blob(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
     return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
 }
+/// sqlite3_db_config(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on, NULL) (variadic: not callable from Swift).
+static inline int biounlock_sqlite3_no_checkpoint_on_close(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on, (int *)0);
+}
 #endif

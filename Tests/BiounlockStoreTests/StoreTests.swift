@@ -60,28 +60,40 @@ final class StoreTests: XCTestCase {
         XCTAssertNoThrow(try Store.open(path: path, mode: .authenticate))
     }
 
-    func testTheModulesConnectionKeepsItsJournalFilesEmptyAndTrusted() throws {
+    func testTheModulesConnectionLeavesItsWritesInTheWALUntilItIsLong() throws {
         do {
             let admin = try Store.open(path: path, mode: .administer)
             try admin.setEnabled(true, user: "alice", service: nil, at: 1)
         }
-        for round in 1...2 {
+        var sizes: [Int64] = []
+        for round in 1...40 {
             do {
                 let store = try Store.open(path: path, mode: .authenticate)
                 XCTAssertEqual(try store.loadUser("alice")?.enabled, true)
                 try store.appendEvent(AuditEvent(time: Int64(round), user: "alice", service: "sudo", tty: "", rhost: "",
                                                  method: .fingerprint, outcome: "success", reason: "finger-matched"))
             }
-            // Closed: the WAL was checkpointed and emptied, but neither file was deleted, so the
-            // next sudo creates none; both keep the store's owner and mode, so the module trusts them.
+            // Closed: neither file was deleted, so the next sudo creates none; both keep the
+            // store's owner and mode, so the module trusts them.
             for side in ["-wal", "-shm"] {
                 XCTAssertTrue(FileManager.default.fileExists(atPath: path + side), side)
                 XCTAssertEqual(try mode(path + side) & 0o077, 0, side)
             }
-            XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int, 0)
             XCTAssertNil(Store.trustProblem(path: path))
+            sizes.append(Int64(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? -1))
         }
-        XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents().map(\.time), [2, 1])
+        // No checkpoint at close: each connection's writes stay in the WAL...
+        XCTAssertGreaterThan(sizes[0], 0, "\(sizes)")
+        XCTAssertGreaterThan(sizes[1], sizes[0], "\(sizes)")
+        // ...until it is longer than longWALBytes: the connection that then closes checkpoints it
+        // into the store and truncates it, so no reader ever replays more than that and one
+        // connection's frames.
+        let emptied = sizes.indices.filter { sizes[$0] == 0 }
+        XCTAssertGreaterThanOrEqual(emptied.count, 2, "\(sizes)")
+        for i in emptied where i > 0 { XCTAssertGreaterThan(sizes[i - 1], 0, "\(sizes)") }
+        XCTAssertLessThanOrEqual(sizes.max() ?? 0, Store.longWALBytes + 8 * (4096 + 24), "\(sizes)")
+        // Every row is there, whether in the WAL or checkpointed into the store.
+        XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents(limit: 100).map(\.time), (1...40).reversed().map(Int64.init))
     }
 
     func testWritesInOneTransactionCommitTogether() throws {
