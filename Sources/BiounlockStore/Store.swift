@@ -100,9 +100,10 @@ public final class Store: AuthStore {
         }
         let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
         try check(sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds), "sqlite3_busy_timeout", connection.handle)
-        try connection.execute("PRAGMA foreign_keys = ON")
-        try connection.execute("PRAGMA synchronous = NORMAL") // see "Nobody waits on someone else's fsync" above
         let store = Store(connection: connection, path: path, lookupAccount: lookupAccount)
+        // The CLI's connection is made ready to write at once; the module's at its first write
+        // (write()), so that a sudo that only reads runs none of these statements.
+        if case .administer = mode { try store.readyForWriting() }
         let version = try store.schemaVersion()
         switch mode {
         case .authenticate:
@@ -151,11 +152,21 @@ public final class Store: AuthStore {
         var persist: Int32 = 1
         try check(sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist),
                   "sqlite3_file_control", connection.handle)
-        // After a checkpoint, the next write truncates the WAL to what it wrote (no stale frames).
-        try connection.execute("PRAGMA journal_size_limit = 0")
         try check(biounlock_sqlite3_no_checkpoint_on_close(connection.handle, 1), "sqlite3_db_config", connection.handle)
         try check(sqlite3_wal_autocheckpoint(connection.handle, 0), "sqlite3_wal_autocheckpoint", connection.handle)
         checkpointsLongWAL = true
+    }
+
+    /// What a connection needs before it writes: foreign keys enforced, commits that do not sync
+    /// (see "Nobody waits on someone else's fsync" above), and -- for the module's connection --
+    /// the WAL truncated to what the next write writes once a checkpoint has emptied it (no stale
+    /// frames for readers to skip). Outside any transaction: `foreign_keys` is a no-op inside one.
+    private var readyToWrite = false
+    func readyForWriting() throws(StoreFailure) {
+        guard !readyToWrite else { return }
+        try connection.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL")
+        if checkpointsLongWAL { try connection.execute("PRAGMA journal_size_limit = 0") }
+        readyToWrite = true
     }
 
     /// A WAL longer than this (24 frames of 4 KiB pages: a few successes' writes) is
@@ -493,6 +504,7 @@ public final class Store: AuthStore {
             }
         }
         defer { queued?.unlock(byte: LockFile.writeQueueByte) }
+        try readyForWriting()
         writeDepth += 1
         defer { writeDepth -= 1 }
         let result = try connection.transaction(immediate: true, body)

@@ -96,6 +96,31 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents(limit: 100).map(\.time), (1...40).reversed().map(Int64.init))
     }
 
+    func testTheModulesConnectionIsMadeReadyToWriteAtItsFirstWrite() throws {
+        func pragma(_ store: Store, _ name: String) throws -> Int64? {
+            let stmt = try store.connection.prepare("PRAGMA \(name)")
+            guard try stmt.step() else { return nil }
+            return Row(handle: stmt.handle).int(0)
+        }
+        do {
+            let admin = try Store.open(path: path, mode: .administer)
+            XCTAssertEqual(try pragma(admin, "foreign_keys"), 1)
+            XCTAssertEqual(try pragma(admin, "synchronous"), 1, "NORMAL")
+            try admin.setEnabled(true, user: "alice", service: nil, at: 1)
+        }
+        let store = try Store.open(path: path, mode: .authenticate)
+        XCTAssertEqual(try store.loadUser("alice")?.enabled, true)
+        // A sudo that only reads (a user without biometric unlock) runs none of the write set-up...
+        XCTAssertEqual(try pragma(store, "foreign_keys"), 0)
+        XCTAssertNotEqual(try pragma(store, "synchronous"), 1)
+        // ...and the first write has all of it before it begins.
+        try store.appendEvent(AuditEvent(time: 2, user: "alice", service: "sudo", tty: "", rhost: "",
+                                         method: .fingerprint, outcome: "success", reason: "finger-matched"))
+        XCTAssertEqual(try pragma(store, "foreign_keys"), 1)
+        XCTAssertEqual(try pragma(store, "synchronous"), 1, "NORMAL")
+        XCTAssertEqual(try pragma(store, "journal_size_limit"), 0)
+    }
+
     func testWritesInOneTransactionCommitTogether() throws {
         let admin = try Store.open(path: path, mode: .administer)
         try admin.setEnabled(true, user: "alice", service: nil, at: 1)
