@@ -35,7 +35,7 @@ let packageDir = Context.packageDirectory
 ///   adds libgcc_s.so, which sudo does not load itself, and whose constructor probes the CPU
 ///   with cpuid -- slow under a hypervisor -- in every fresh process (scripts/bench).
 /// - `-z pack-relative-relocs` (DT_RELR, glibc 2.36 = Debian 12): the ~20,000 relative
-///   relocations of the static Swift metadata as a 4 KB bitmap instead of a 500 KB table the
+///   relocations of the static Swift metadata as a 3.7 KB bitmap instead of a 485 KiB table the
 ///   dynamic linker reads page by page in every fresh sudo (scripts/bench, bench/RESULTS.md).
 let moduleLinkerFlags: [String] = [
     "-static-stdlib",

@@ -520,7 +520,7 @@ def CHANGES(facts, rows, baseline):
       "the C++ runtime linked into the module (Package.swift, `link/libstdc++.so`), then the unwinder (`-static-libgcc`) |")
     row("size of pam_biounlock.so", f_int(bfacts.get(("version", "module_size_bytes"))), f_int(facts.get(("version", "module_size_bytes"))),
         f_bytes, "libstdc++.a linked in (larger); doctor, status and the reports moved to BiounlockAdmin, which only the CLI links, "
-        "and the relative relocations packed (DT_RELR: ~480 KB of RELA entries become a 3.7 KB bitmap) (smaller)")
+        "and the relative relocations packed (DT_RELR: 485 KiB of RELA entries become a 3.7 KB bitmap) (smaller)")
     row("dlopen of libstdc++.so.6 in a fresh process", dlopen_named(brows, "libstdc++.so.6"), dlopen_named(rows, "libstdc++.so.6"),
         f_ms, "not loaded any more (– in this run: the row is not measured when the module does not need it)")
     row("dlopen of the module with its dependencies, alone", dlopen1(brows), dlopen1(rows), f_ms,
@@ -548,7 +548,7 @@ def CHANGES(facts, rows, baseline):
     row("fdatasync per touch (strace)", bs.get("bio-touch"), ts.get("bio-touch"), f_n, "a commit no longer syncs (synchronous=NORMAL, with the write queue); only counts are synced, by their writer; "
         "the WAL checkpointed only when long")
     row("peak RSS over pam_permit, not enabled", rss(brows, "mem-off"), rss(rows, "mem-off"), f_mib, "the C++ runtime's pages are part of the module now; then the packed relocations "
-        "(-0.4 MiB in a run of the module before and after: the dynamic linker no longer reads a 485 KB table) and this cycle's later changes (-0.5 MiB more, not separated)")
+        "(-0.4 MiB in a run of the module before and after: the dynamic linker no longer reads a 485 KiB table) and this cycle's later changes (-0.5 MiB more, not separated)")
     row("peak RSS over pam_permit, passcode (minimum-cost hash)", rss(brows, "mem-pinmin"), rss(rows, "mem-pinmin"), f_mib, "as above")
     w("")
     return lines

@@ -59,6 +59,8 @@ public final class Store: AuthStore {
     /// see keepJournalFiles), and whether it committed a write since it opened.
     private var checkpointsLongWAL = false
     private var wrote = false
+    /// Whether readyForWriting has run.
+    private var readyToWrite = false
     let clock: Clock = SystemClock()
     /// The two bounds, per connection (tests shorten them).
     var writeQueueWait = Store.writeQueueWaitMilliseconds
@@ -161,7 +163,6 @@ public final class Store: AuthStore {
     /// (see "Nobody waits on someone else's fsync" above), and -- for the module's connection --
     /// the WAL truncated to what the next write writes once a checkpoint has emptied it (no stale
     /// frames for readers to skip). Outside any transaction: `foreign_keys` is a no-op inside one.
-    private var readyToWrite = false
     func readyForWriting() throws(StoreFailure) {
         guard !readyToWrite else { return }
         try connection.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL")

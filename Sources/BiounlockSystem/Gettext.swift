@@ -46,8 +46,6 @@ public enum Gettext {
     }
 
     static func checked(_ answer: UnsafePointer<CChar>, maximumLength: Int) -> String? {
-        let bytes = CString.bytes(answer, maximumLength: maximumLength + 1)
-        guard bytes.count <= maximumLength else { return nil }
-        return CString.text(validating: bytes)
+        CString.text(answer, maximumLength: maximumLength)
     }
 }

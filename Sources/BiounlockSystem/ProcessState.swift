@@ -152,6 +152,15 @@ public enum CString {
         return [UInt8](UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length))
     }
 
+    /// The text before the terminator, when it is at most `maximumLength` bytes of valid UTF-8;
+    /// else nil. The bounded read of a string a C API hands over (libpam's items, gettext's
+    /// translations): no copy of the bytes, and the decoder of `text(validating:)`.
+    public static func text(_ pointer: UnsafePointer<CChar>, maximumLength: Int) -> String? {
+        guard length(pointer, maximumLength: min(maximumLength, Int.max - 1) + 1) <= maximumLength else { return nil }
+        // strnlen found the terminator within the bound: the decoder stops there.
+        return String(validatingCString: pointer)
+    }
+
     /// `bytes` as text when they are valid UTF-8, else nil. Through the standard library's own
     /// UTF-8 validation (String(validatingCString:)), not the generic `String(validating:as:)`,
     /// whose first use in a process resolves its encoding at run time (scripts/bench).

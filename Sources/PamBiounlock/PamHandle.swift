@@ -9,9 +9,7 @@ enum PamHandle {
     static let maximumStringLength = 4096
 
     static func string(_ pointer: UnsafePointer<CChar>) -> String? {
-        let bytes = CString.bytes(pointer, maximumLength: maximumStringLength + 1)
-        guard bytes.count <= maximumStringLength else { return nil }
-        return CString.text(validating: bytes)
+        CString.text(pointer, maximumLength: maximumStringLength)
     }
 
     static func arguments(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?, logger: Logger) -> [String] {

@@ -14,6 +14,24 @@ final class ProcessStateTests: XCTestCase {
         "".withCString { XCTAssertEqual(CString.bytes($0, maximumLength: 10), []) }
     }
 
+    func testTextFromAPointerIsBoundedAndValid() {
+        "root".withCString { pointer in
+            XCTAssertEqual(CString.text(pointer, maximumLength: 4), "root")
+            XCTAssertEqual(CString.text(pointer, maximumLength: 100), "root")
+            XCTAssertNil(CString.text(pointer, maximumLength: 3), "longer than the bound: refused, not cut")
+            XCTAssertNil(CString.text(pointer, maximumLength: 0))
+            XCTAssertNil(CString.text(pointer, maximumLength: -1))
+            XCTAssertEqual(CString.text(pointer, maximumLength: Int.max), "root")
+        }
+        "".withCString { XCTAssertEqual(CString.text($0, maximumLength: 0), "") }
+        let invalid: [CChar] = [0x61, CChar(bitPattern: 0xC3), 0]
+        invalid.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return XCTFail("no buffer") }
+            XCTAssertNil(CString.text(base, maximumLength: 10), "cut-short UTF-8")
+            XCTAssertEqual(CString.text(base, maximumLength: 10), CString.text(validating: CString.bytes(base, maximumLength: 10)))
+        }
+    }
+
     func testTextIsTheValidUTF8AndNothingElse() {
         let cases: [([UInt8], String?)] = [
             ([], ""),

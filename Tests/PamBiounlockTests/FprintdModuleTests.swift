@@ -57,15 +57,18 @@ final class FprintdModuleTests: XCTestCase {
                            "\(service) as shipped passes biounlock doctor")
             // pam_permit (optional) stands for pam_gnome_keyring: a module after it that succeeds.
             // Touches get all the time a loaded machine needs; silence gets two seconds.
-            try fixture.service(arguments + " timeout=30", name: service, after: "auth optional pam_permit.so", control: control)
+            func configure(timeout: Int) throws {
+                try fixture.service(arguments + " timeout=\(timeout)", name: service, after: "auth optional pam_permit.so", control: control)
+            }
+            try configure(timeout: 30)
             let touched = try fixture.authenticate(service: service, touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
             XCTAssertEqual(touched.code, "PAM_SUCCESS", "\(service): \(touched.raw.stdout)")
             XCTAssertEqual(touched.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)"], service)
             // Nobody touches: the reader alone until the timeout (touch_first=120), never a prompt --
             // the password stack beside this one asks for the password.
-            try fixture.service(arguments + " timeout=2", name: service, after: "auth optional pam_permit.so", control: control)
+            try configure(timeout: 2)
             let silent = try fixture.authenticate(service: service)
-            try fixture.service(arguments + " timeout=30", name: service, after: "auth optional pam_permit.so", control: control)
+            try configure(timeout: 30)
             XCTAssertEqual(silent.code, "PAM_AUTHINFO_UNAVAIL", "\(service): \(silent.raw.stdout)")
             XCTAssertEqual(silent.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)", "INFO: No touch in time."], service)
             let wrong = try fixture.authenticate(service: service, touches: Array(repeating: ModuleFixture.scan("mallory"), count: 3),
