@@ -37,6 +37,14 @@ let packageDir = Context.packageDirectory
 /// - `-z pack-relative-relocs` (DT_RELR, glibc 2.36 = Debian 12): the ~20,000 relative
 ///   relocations of the static Swift metadata as a 3.7 KB bitmap instead of a 485 KiB table the
 ///   dynamic linker reads page by page in every fresh sudo (scripts/bench, bench/RESULTS.md).
+/// - SQLite linked in from Debian's libsqlite3.a (libsqlite3-dev, the package whose headers
+///   CSQLite compiles against): libsqlite3.so binds ~1,600 symbols at load (its own calls go
+///   through its GOT), which was about 0.4 ms of every fresh sudo, enrolled or not; linked in,
+///   its calls are direct and its symbols hidden (`--exclude-libs ALL`, the version script). The
+///   price, written down in docs/SECURITY.md ("SQLite inside the module"): a SQLite fix reaches
+///   the module when biounlock is rebuilt (the package says `Built-Using: sqlite3`), and
+///   `biounlock doctor` says when the system's SQLite is newer than the module's. Every other
+///   program links libsqlite3.so (`dynamicSQLite`).
 let moduleLinkerFlags: [String] = [
     "-static-stdlib",
     "-use-ld=lld",
@@ -47,7 +55,11 @@ let moduleLinkerFlags: [String] = [
     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-L", "\(packageDir)/Sources/PamBiounlock/link",
     "-Xclang-linker", "-static-libgcc",
+    "-Xlinker", "-l:libsqlite3.a",
 ]
+
+/// SQLite as a shared library, for every product but the module (CSQLite names no library).
+let dynamicSQLite: LinkerSetting = .linkedLibrary("sqlite3")
 
 /// Compiler settings of every target linked into the module. `-disable-type-layout`: copies and
 /// destroys of large values (a Result or Optional of a struct with several references) are
@@ -73,7 +85,9 @@ let package = Package(
         // C wrappers: one system-library target per C library.
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // SQLite's headers (libsqlite3-dev, installed by scripts/deps). No library named here: the
+        // module links libsqlite3.a (moduleLinkerFlags), the others libsqlite3.so (dynamicSQLite).
+        .systemLibrary(name: "CSQLite"),
         // libc's calls that the Glibc module hides or Swift cannot make (open-file-description
         // locks, variadic prctl and syslog, the checker's C signal handler); only BiounlockSystem imports it.
         .systemLibrary(name: "CSystem"),
@@ -112,7 +126,7 @@ let package = Package(
                            "BiounlockCheckProtocol", "BiounlockCheck"],
             // A single-threaded program: Swift 5 mode spares its top-level code actor isolation.
             swiftSettings: [.swiftLanguageMode(.v5)],
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "-z", "-Xlinker", "relro"])]
+            linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "-z", "-Xlinker", "relro"])]
         ),
 
         // The libfprint helper: a separate process, spawned with a clean environment, so that
@@ -143,7 +157,7 @@ let package = Package(
             dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
-            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+            linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])]
         ),
 
         // Test harness: a C program that runs one real PAM transaction through libpam's
@@ -164,14 +178,14 @@ let package = Package(
                     swiftSettings: testSettings + [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))]),
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
-        .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockCheckTests",
                     dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],
-                    swiftSettings: testSettings),
+                    swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["CPAM", "TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings),
-        .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["CPAM", "TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
+        .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
     ],
     swiftLanguageModes: [.v6]
 )

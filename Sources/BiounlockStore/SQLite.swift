@@ -12,11 +12,16 @@ func check(_ rc: Int32, _ call: StaticString, _ db: OpaquePointer?) throws(Store
     }
 }
 
+/// SQLite's fchown of the -wal and -journal files, skipped when they have the owner already
+/// (CSQLite/shim.h): replaced once per process, before the first connection opens.
+private let fchownUnlessOwned: Int32 = biounlock_sqlite3_fchown_unless_owned()
+
 /// Owns one sqlite3 connection; closes it in deinit.
 final class Connection {
     let handle: OpaquePointer
 
     init(path: String, flags: Int32) throws(StoreFailure) {
+        _ = fchownUnlessOwned
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
@@ -139,5 +144,17 @@ struct Row {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let p = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: p, count: count))
+    }
+}
+
+/// Which SQLite a program was built against and which one it runs with. pam_biounlock.so links
+/// SQLite in (Package.swift, docs/SECURITY.md "SQLite inside the module"), so its SQLite is the
+/// one of the libsqlite3-dev that the same build compiled every program against (`built`); the
+/// CLI runs with the system's libsqlite3.so (`running`). `biounlock doctor` compares the two: a
+/// newer system SQLite has fixes that the module gets only when biounlock is rebuilt.
+public enum SQLiteLibrary {
+    public static var built: (text: String, number: Int) { (SQLITE_VERSION, Int(SQLITE_VERSION_NUMBER)) }
+    public static var running: (text: String, number: Int) {
+        (sqlite3_libversion().map { String(cString: $0) } ?? "?", Int(sqlite3_libversion_number()))
     }
 }

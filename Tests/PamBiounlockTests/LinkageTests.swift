@@ -41,6 +41,15 @@ final class LinkageTests: XCTestCase {
         try assertLinkedIn("libgcc_s", noSymbolsMarked: ["_Unwind_", "@GCC_"], "unwinder symbols taken from libgcc_s")
     }
 
+    /// SQLite is linked in from libsqlite3.a (Package.swift): libsqlite3.so binds its ~1,600
+    /// symbols at every fresh load, about 0.4 ms of each sudo (scripts/bench). Its symbols stay
+    /// hidden, so a host's own SQLite (and its open databases) never meets the module's.
+    func testSQLiteIsLinkedInAndHidden() throws {
+        try assertLinkedIn("libsqlite3", noSymbolsMarked: ["sqlite3_"], "SQLite symbols taken from libsqlite3.so")
+        let defined = try runProcess("/usr/bin/nm", ["-D", "--defined-only", modulePath])
+        XCTAssertFalse(defined.stdout.contains("sqlite3"), defined.stdout)
+    }
+
     /// `library` is not in the module's dynamic section, and no undefined symbol of the module
     /// contains any of `markers` (its symbols, or their version tags, would name it).
     func assertLinkedIn(_ library: String, noSymbolsMarked markers: [String], _ what: String,

@@ -43,6 +43,9 @@ enum DoctorCommand {
         // The checker that screen lockers running as the user need.
         checks.append(checkerCheck(context.options.checkHelper))
 
+        // The SQLite linked into the module, against the system's.
+        checks.append(sqliteCheck(built: SQLiteLibrary.built, running: SQLiteLibrary.running))
+
         // The PAM services.
         let files = readPamDir(pamDir)
         if files.isEmpty {
@@ -189,6 +192,23 @@ enum DoctorCommand {
                          fix: L("reinstall it from a build for this system"))
         }
         return Check(name: "module", status: .ok, detail: L("{path} loads and exports the PAM entry points", ["path": path]), fix: nil)
+    }
+
+    /// pam_biounlock.so carries the SQLite of the build (libsqlite3.a, Package.swift): a fix in
+    /// the system's libsqlite3 reaches the module only with a rebuilt biounlock, so a system
+    /// SQLite other than the module's is said. A warning, not a
+    /// problem: the module reads only a root-owned store it checked, with fixed statements
+    /// (docs/SECURITY.md, "SQLite inside the module").
+    static func sqliteCheck(built: (text: String, number: Int), running: (text: String, number: Int)) -> Check {
+        guard running.number != built.number else {
+            // TRANSLATORS: `biounlock doctor`; {version} is SQLite's version, e.g. 3.40.1.
+            return Check(name: "sqlite", status: .ok, detail: L("pam_biounlock.so has SQLite {version} linked in, the version this system has", ["version": built.text]), fix: nil)
+        }
+        // TRANSLATORS: `biounlock doctor`; {built} and {running} are SQLite versions, e.g. 3.40.1.
+        return Check(name: "sqlite", status: .warning,
+                     detail: L("pam_biounlock.so has SQLite {built} linked in and this system has {running}: a SQLite fix reaches the module only when biounlock is rebuilt",
+                               ["built": built.text, "running": running.text]),
+                     fix: L("rebuild and reinstall biounlock (scripts/package), or install the distribution's rebuilt package"))
     }
 
     /// biounlock-check: what the module checks before it starts it (TrustedFiles.checkSetuidHelper):

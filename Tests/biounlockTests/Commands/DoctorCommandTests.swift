@@ -1,6 +1,7 @@
 import XCTest
 import TestSupport
 import Foundation
+import BiounlockStore
 
 /// `biounlock doctor`.
 final class DoctorCommandTests: CLIFixture {
@@ -24,6 +25,10 @@ final class DoctorCommandTests: CLIFixture {
         let checks = try XCTUnwrap(report["checks"] as? [[String: Any]])
         XCTAssertEqual(Set(checks[0].keys), ["check", "status", "detail", "fix"], "the documented shape")
         XCTAssertEqual(checks.first { $0["check"] as? String == "module" }?["status"] as? String, "ok", "the built module loads")
+        // The module links SQLite in (Package.swift); built here against the system's own.
+        let sqlite = checks.first { $0["check"] as? String == "sqlite" }
+        XCTAssertEqual(sqlite?["status"] as? String, "ok", "\(String(describing: sqlite))")
+        XCTAssertTrue((sqlite?["detail"] as? String ?? "").contains("SQLite \(SQLiteLibrary.running.text) linked in"), "\(String(describing: sqlite))")
 
         try "auth required pam_biounlock.so\n".write(toFile: pam + "/su", atomically: true, encoding: .utf8)
         (r, report) = try doctor()
