@@ -404,7 +404,8 @@ public final class Store: AuthStore {
         StoreFailure("other passcode attempts of \(sanitizedForLog(user)) were still being checked after \(passcodeLockWait) ms")
     }
 
-    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
+    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String,
+                                onAccepted: () -> Void, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
         let lock = try openLockFile()
         let byte = LockFile.byte(forUser: user)
         let deadline = Deadline.after(milliseconds: passcodeLockWait, clock: clock)
@@ -437,8 +438,14 @@ public final class Store: AuthStore {
             break
         }
         if check() {
-            // Cleared before the attempt leaves flight, so that those waiting for it see it.
-            do throws(StoreFailure) { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
+            // Cleared before the attempt leaves flight, so that those waiting for it see it; what
+            // onAccepted writes (the audit row) joins this commit, or is rolled back with it.
+            do throws(StoreFailure) {
+                try write { () throws(StoreFailure) in
+                    try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID)
+                    onAccepted()
+                }
+            } catch {
                 return .accepted(resetFailure: error)
             }
             return .accepted(resetFailure: nil)

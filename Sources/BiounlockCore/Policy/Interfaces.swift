@@ -154,8 +154,12 @@ public protocol AuthStore: AnyObject {
     /// (bounded, across processes) before it is refused: right passcodes typed at the same moment
     /// all succeed, and still no more than `threshold` wrong ones are ever checked.
     /// Throws when the attempt could be neither counted nor checked (or, rarely, was counted but
-    /// not checked: the safe side); then `check` has not run.
-    func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt
+    /// not checked: the safe side); then `check` has not run. `onAccepted` runs when the check
+    /// passed, inside the transaction that clears the counters: what it writes (the audit row of
+    /// the success) joins that commit, so a passcode success commits once after its count. It
+    /// has run and its writes are committed exactly when the result is `.accepted(resetFailure: nil)`.
+    func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String,
+                         onAccepted: () -> Void, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt
     /// Whether attempts of `user` are being checked right now (by any process). Their counts are
     /// in the record already, so a lockout read from it may yet be lifted by one of them: the
     /// passcode is still worth asking for (attemptPasscode then waits for their results).
@@ -182,9 +186,15 @@ extension AuthStore {
     /// One client at a time (the tests' memory store): nothing is ever in flight.
     public func passcodeAttemptsInFlight(user: String) -> Bool { false }
 
+    /// An attempt whose success writes nothing more.
+    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
+        try attemptPasscode(user: user, threshold: threshold, clock: clock, bootID: bootID, onAccepted: {}, check: check)
+    }
+
     /// The attempt composed from the single steps, for stores with one client at a time (the
     /// tests' memory store); Store serialises each user's attempts across processes.
-    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
+    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String,
+                                onAccepted: () -> Void, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
         guard try reservePasscodeAttempt(user: user, at: clock.now(), threshold: threshold) else {
             guard let record = try loadUser(user), case .locked(let until) = Lockouts.passcode(
                 failures: record.passcodeFailures, failureAt: record.passcodeFailureAt, threshold: threshold, now: clock.now()) else {
@@ -193,10 +203,19 @@ extension AuthStore {
             return .locked(until: until)
         }
         if check() {
-            do { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
+            var resetFailure: StoreFailure?
+            do throws(StoreFailure) {
+                try inOneTransaction {
+                    do throws(StoreFailure) { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
+                        resetFailure = error
+                        return
+                    }
+                    onAccepted()
+                }
+            } catch {
                 return .accepted(resetFailure: error)
             }
-            return .accepted(resetFailure: nil)
+            return .accepted(resetFailure: resetFailure)
         }
         let failures = (try? loadUser(user))?.passcodeFailures ?? 0
         do { try recordLastFailure(user: user, at: clock.now()) } catch { return .rejected(failures: failures, writeFailure: error) }

@@ -79,11 +79,15 @@ public final class PolicyChain {
 
     /// The success to record when the chain ends (see run).
     private var pendingSuccess: (user: String, method: AuthMethod)?
+    /// The decision's audit row is committed already (a passcode success writes it together with
+    /// the counter reset: AuthStore.attemptPasscode's onAccepted).
+    private var auditWritten = false
 
     /// Runs the chain once and writes its audit event. Never traps, never returns success by accident.
     public func run(_ request: AuthRequest) -> Decision {
         var store: AuthStore?
         pendingSuccess = nil
+        auditWritten = false
         let decision = decide(request, store: &store)
         let event = audit(decision, request: request)
         if let store {
@@ -99,7 +103,7 @@ public final class PolicyChain {
                     // The decision stands even if the counters cannot be reset.
                     logger.log(.error, "cannot commit the success of \(success.user) and its audit event: \(error)")
                 }
-            } else if let event {
+            } else if let event, !auditWritten {
                 write(event, store: store)
             }
         }
@@ -303,8 +307,13 @@ public final class PolicyChain {
         // check) would be a free guess, so it is not checked at all and goes on to the password;
         // a right passcode clears the count before it leaves flight.
         let attempt: PasscodeAttempt
+        let accepted = Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
         do {
-            attempt = try store.attemptPasscode(user: user.name, threshold: options.passcodeLockout, clock: clock, bootID: bootID() ?? "") {
+            attempt = try store.attemptPasscode(user: user.name, threshold: options.passcodeLockout, clock: clock, bootID: bootID() ?? "", onAccepted: {
+                // The success's audit row in the commit that clears the counters: one commit after
+                // the count instead of two (scripts/bench, the passcode path).
+                if let event = auditEvent(accepted, request: request) { write(event, store: store) }
+            }) {
                 // Unusable hashes were refused above; should verify throw anyway, it is no match.
                 (try? Passcode.verify(secret, against: stored.hash)) ?? false
             }
@@ -314,9 +323,10 @@ public final class PolicyChain {
         }
         switch attempt {
         case .accepted(let resetFailure):
-            // The counters are cleared already; run() writes only the audit row.
-            if let resetFailure { logger.log(.error, "cannot record success for \(user.name): \(resetFailure)") }
-            return Decision(.success(.passcode), .passcodeAccepted, method: .passcode)
+            // The counters are cleared and the audit row written, in one commit; if that commit
+            // failed, run() tries the audit row alone.
+            if let resetFailure { logger.log(.error, "cannot record success for \(user.name): \(resetFailure)") } else { auditWritten = true }
+            return accepted
         case .rejected(_, let writeFailure):
             if let writeFailure { logger.log(.error, "cannot record the time of a wrong passcode for \(user.name): \(writeFailure)") }
             return handOn(typed, .wrongPasscode, method: .passcode)
@@ -361,6 +371,12 @@ public final class PolicyChain {
         let user = sanitizedForLog(request.user)
         let line = "user=\(user) service=\(sanitizedForLog(request.service)) method=\(decision.method.rawValue) outcome=\(decision.outcome.label) reason=\(decision.reason.rawValue)"
         logger.log(decision.outcome == .ignore ? .debug : .info, line)
+        return auditEvent(decision, request: request)
+    }
+
+    /// The audit row of `decision` (nil when biounlock stayed out: see audit).
+    func auditEvent(_ decision: Decision, request: AuthRequest) -> AuditEvent? {
+        let user = sanitizedForLog(request.user)
         guard decision.outcome != .ignore else { return nil }
         return AuditEvent(time: clock.now(), user: user, service: sanitizedForLog(request.service),
                           tty: sanitizedForLog(request.tty), rhost: sanitizedForLog(request.rhost),

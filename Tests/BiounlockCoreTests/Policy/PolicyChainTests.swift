@@ -67,6 +67,15 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .unavailable)
         XCTAssertEqual(store.transactions, 1, "a failure is counted on its own, at once")
         XCTAssertEqual(store.events.map(\.reason), ["finger-matched", "wrong-passcode"])
+
+        // A right passcode: the counters cleared and the audit row written in one commit, after
+        // the count (AuthStore.attemptPasscode's onAccepted), and the row written once.
+        conversation.replies = [Self.secret("2468")]
+        XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .success(.passcode))
+        XCTAssertEqual(store.users["alice"]?.passcodeFailures, 0)
+        XCTAssertEqual(store.transactions, 2)
+        XCTAssertEqual(store.eventsInTransaction, 2)
+        XCTAssertEqual(store.events.map(\.reason), ["finger-matched", "wrong-passcode", "passcode-accepted"])
     }
 
     func testUserWhoHasNotEnabledIsIgnoredWithoutAnyMessage() {
