@@ -154,7 +154,8 @@ final class SyncTargets {
 
     deinit { for file in files { file.close() } }
 
-    /// fsync of each, outside any lock that other writers wait for.
+    /// fdatasync of each, outside any lock that other writers wait for: the frames and what
+    /// reading them back needs (a grown file's size, new blocks), not the file's times.
     func sync() throws(StoreFailure) {
         if let walPath {
             do throws(Errno) {
@@ -166,7 +167,7 @@ final class SyncTargets {
             }
         }
         for file in files {
-            do throws(Errno) { try file.sync() } catch { throw StoreFailure("fsync", error) }
+            do throws(Errno) { try file.syncData() } catch { throw StoreFailure("fdatasync", error) }
         }
     }
 }

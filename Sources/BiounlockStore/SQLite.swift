@@ -19,6 +19,8 @@ private let fchownUnlessOwned: Int32 = biounlock_sqlite3_fchown_unless_owned()
 /// Owns one sqlite3 connection; closes it in deinit.
 final class Connection {
     let handle: OpaquePointer
+    /// Frames in the WAL after this connection's last commit (trackWALFrames), -1 before one.
+    private let walFrames = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     init(path: String, flags: Int32) throws(StoreFailure) {
         _ = fchownUnlessOwned
@@ -30,10 +32,28 @@ final class Connection {
             throw StoreFailure("cannot open \(path): \(message)")
         }
         handle = db
+        walFrames.initialize(to: -1)
         sqlite3_extended_result_codes(db, 1)
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        sqlite3_close_v2(handle)
+        walFrames.deallocate()
+    }
+
+    /// Keeps `framesInWAL` up to date: SQLite's WAL hook runs after each commit of this
+    /// connection with the number of frames the WAL then holds (the valid ones: a WAL that was
+    /// started again keeps its length on disk, so the file's size does not say it). It replaces
+    /// SQLite's automatic checkpoint, which is the default WAL hook.
+    func trackWALFrames() {
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            context?.assumingMemoryBound(to: Int32.self).pointee = frames
+            return SQLITE_OK
+        }, walFrames)
+    }
+
+    /// See trackWALFrames; nil before this connection has committed a write.
+    var framesInWAL: Int? { walFrames.pointee < 0 ? nil : Int(walFrames.pointee) }
 
     func execute(_ sql: String) throws(StoreFailure) {
         try check(sqlite3_exec(handle, sql, nil, nil, nil), "sqlite3_exec", handle)

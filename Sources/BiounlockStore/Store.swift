@@ -140,12 +140,16 @@ public final class Store: AuthStore {
     /// to close would otherwise delete them, so every sudo created and deleted two files), and
     /// leaves what it wrote in the WAL: no checkpoint at close, none inside a commit (SQLite's
     /// automatic one would sync twice while biounlock's write queue waits), but one when the
-    /// connection closes after writing and finds the WAL longer than `longWALBytes`
-    /// (checkpointIfLong). A checkpoint syncs the WAL and then the store, and the next write after
-    /// it starts the WAL again, which syncs its header and the directory: four syncs that every
-    /// passcode and touch success paid at close, now paid once per few of them. What it costs
-    /// instead: a connection that finds no other one open rebuilds the WAL index from the frames
-    /// left (every sudo, enrolled or not): about 1.5 us a frame (scripts/bench, wal-recovery).
+    /// connection closes after writing and the WAL holds more than `longWALFrames`
+    /// (checkpointIfLong). A checkpoint syncs the WAL, the directory and then the store, and the
+    /// WAL started again syncs its header: syncs that every passcode and touch success paid at
+    /// close, now paid once per few of them. What it costs instead: a connection that finds no
+    /// other one open rebuilds the WAL index from the frames left (every sudo, enrolled or not):
+    /// about 1.5 us a frame (scripts/bench, wal-recovery). The WAL file keeps its length when it
+    /// is started again (journal_size_limit `walSizeLimit`), so the frames of later commits
+    /// overwrite blocks it has: the sync of a count writes them and no new block (a WAL truncated
+    /// to zero and grown again made every count's sync allocate blocks; scripts/bench: about 0.3 ms
+    /// of each passcode attempt).
     /// Durability: a counted failure is synced before its attempt is checked, as before (that
     /// sync is the WAL's, and covers every frame before it); commits stay synchronous=NORMAL, so
     /// a power cut can drop the last audit rows and success resets (the last few, until a count
@@ -156,34 +160,48 @@ public final class Store: AuthStore {
                   "sqlite3_file_control", connection.handle)
         try check(biounlock_sqlite3_no_checkpoint_on_close(connection.handle, 1), "sqlite3_db_config", connection.handle)
         try check(sqlite3_wal_autocheckpoint(connection.handle, 0), "sqlite3_wal_autocheckpoint", connection.handle)
+        connection.trackWALFrames()
         checkpointsLongWAL = true
     }
 
     /// What a connection needs before it writes: foreign keys enforced, commits that do not sync
     /// (see "Nobody waits on someone else's fsync" above), and -- for the module's connection --
-    /// the WAL truncated to what the next write writes once a checkpoint has emptied it (no stale
-    /// frames for readers to skip). Outside any transaction: `foreign_keys` is a no-op inside one.
+    /// a WAL that keeps its length when it is started again (keepJournalFiles). Outside any
+    /// transaction: `foreign_keys` is a no-op inside one.
     func readyForWriting() throws(StoreFailure) {
         guard !readyToWrite else { return }
         try connection.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL")
-        if checkpointsLongWAL { try connection.execute("PRAGMA journal_size_limit = 0") }
+        if checkpointsLongWAL { try connection.execute("PRAGMA journal_size_limit = \(Store.walSizeLimit)") }
         readyToWrite = true
     }
 
-    /// A WAL longer than this (24 frames of 4 KiB pages: a few successes' writes) is
+    /// A WAL holding more than this many frames (4 KiB pages: a few successes' writes) is
     /// checkpointed by the next module connection that writes, when it closes.
-    static let longWALBytes: Int64 = 24 * (4096 + 24)
+    static let longWALFrames = 24
 
-    /// Checkpoints a WAL that has grown past `longWALBytes` and truncates it to zero bytes, so that
-    /// the next connection has nothing to replay. TRUNCATE, not PASSIVE: how far a checkpoint got
-    /// is kept only in the -shm index, which the next process rebuilds from the WAL, so frames
-    /// copied but left in the WAL would be copied (and synced) again by every later closer. It
-    /// waits for no one (busy timeout 0): with another connection reading or writing it gives up
+    /// The most the WAL file is cut back to when it is started again (journal_size_limit): well
+    /// above a long WAL, so that it keeps its length; a WAL the CLI grew past it is cut back.
+    static let walSizeLimit = 1 << 20
+
+    /// Checkpoints a WAL holding more than `longWALFrames` frames (counted by SQLite's WAL hook:
+    /// the file's size says nothing, it keeps its length) and starts it again, so that the next
+    /// connection finds one frame to replay. The WAL restarts only at a write: how far a
+    /// checkpoint got is kept only in the -shm index, which the next process rebuilds from the
+    /// WAL, so a WAL checkpointed but left as it was would look new to it -- copied (and synced)
+    /// again by every later closer. So, once every frame is copied (RESTART), one write in this
+    /// connection starts it again: the schema version written back as it is read, in one
+    /// transaction (a newer biounlock migrating the store meanwhile is never undone). It waits
+    /// for no one (busy timeout 0): with another connection reading or writing it gives up
     /// (SQLITE_BUSY) and a later closer does it; frames left in the WAL are as safe as in the store.
     private func checkpointIfLong() {
-        guard let wal = try? FileStatus.of(path + "-wal", followingSymbolicLinks: false), wal.size > Store.longWALBytes else { return }
+        guard let frames = connection.framesInWAL, frames > Store.longWALFrames else { return }
         _ = sqlite3_busy_timeout(connection.handle, 0)
-        _ = sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        var inWAL: Int32 = 0, copied: Int32 = 0
+        guard sqlite3_wal_checkpoint_v2(connection.handle, "main", SQLITE_CHECKPOINT_RESTART, &inWAL, &copied) == SQLITE_OK,
+              inWAL == copied else { return }
+        _ = try? connection.transaction(immediate: true) { () throws(StoreFailure) in
+            try connection.execute("PRAGMA user_version = \(try schemaVersion())")
+        }
     }
 
     /// Why the module must not use the store at `path`, or nil when it may.

@@ -164,6 +164,12 @@ extension FileDescriptor {
         _ = try system(.fsync) { fsync(rawValue) }.get()
     }
 
+    /// fdatasync(2): the data, and of the metadata only what reading it back needs (the size,
+    /// new blocks) -- not the times. On a file overwritten in place it spares the inode's write.
+    public func syncData() throws(Errno) {
+        _ = try system(.fdatasync) { fdatasync(rawValue) }.get()
+    }
+
     /// fchmod(2).
     public func changePermissions(_ permissions: UInt32) throws(Errno) {
         _ = try system(.fchmod) { fchmod(rawValue, mode_t(permissions)) }.get()

@@ -4,7 +4,7 @@ import Glibc
 /// wrapper names the call more precisely, "fcntl(F_DUPFD_CLOEXEC)"), and what a fault schedule
 /// targets in builds with BIOUNLOCK_FAULTS (Faults.swift).
 public enum SystemCall: String, CaseIterable, Sendable {
-    case open, read, write, send, recv, poll, fstat, stat, lstat, fsync, fcntl, fchmod, dup2
+    case open, read, write, send, recv, poll, fstat, stat, lstat, fsync, fdatasync, fcntl, fchmod, dup2
     case mkdir, chmod, rename, unlink, chdir
     case socket, socketpair, bind, listen, accept, connect, shutdown
     case opendir

@@ -66,12 +66,14 @@ final class StoreTests: XCTestCase {
             try admin.setEnabled(true, user: "alice", service: nil, at: 1)
         }
         var sizes: [Int64] = []
+        var frames: [Int] = []
         for round in 1...40 {
             do {
                 let store = try Store.open(path: path, mode: .authenticate)
                 XCTAssertEqual(try store.loadUser("alice")?.enabled, true)
                 try store.appendEvent(AuditEvent(time: Int64(round), user: "alice", service: "sudo", tty: "", rhost: "",
                                                  method: .fingerprint, outcome: "success", reason: "finger-matched"))
+                frames.append(store.connection.framesInWAL ?? -1)
             }
             // Closed: neither file was deleted, so the next sudo creates none; both keep the
             // store's owner and mode, so the module trusts them.
@@ -82,16 +84,25 @@ final class StoreTests: XCTestCase {
             XCTAssertNil(Store.trustProblem(path: path))
             sizes.append(Int64(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? -1))
         }
-        // No checkpoint at close: each connection's writes stay in the WAL...
-        XCTAssertGreaterThan(sizes[0], 0, "\(sizes)")
-        XCTAssertGreaterThan(sizes[1], sizes[0], "\(sizes)")
-        // ...until it is longer than longWALBytes: the connection that then closes checkpoints it
-        // into the store and truncates it, so no reader ever replays more than that and one
-        // connection's frames.
-        let emptied = sizes.indices.filter { sizes[$0] == 0 }
-        XCTAssertGreaterThanOrEqual(emptied.count, 2, "\(sizes)")
-        for i in emptied where i > 0 { XCTAssertGreaterThan(sizes[i - 1], 0, "\(sizes)") }
-        XCTAssertLessThanOrEqual(sizes.max() ?? 0, Store.longWALBytes + 8 * (4096 + 24), "\(sizes)")
+        // No checkpoint at close: each connection's writes stay in the WAL (each connection
+        // rebuilds the WAL index from the frames there and adds its own)...
+        let own = frames[0]
+        XCTAssertGreaterThan(own, 0, "\(frames)")
+        XCTAssertEqual(frames[1], 2 * own, "\(frames)")
+        // ...until it holds more than longWALFrames: the connection that then closes checkpoints
+        // it into the store and starts it again (one frame), so no reader ever replays more than
+        // that and one connection's frames -- the next connection finds only those.
+        let restarts = frames.indices.filter { $0 > 0 && frames[$0] < frames[$0 - 1] }
+        XCTAssertGreaterThanOrEqual(restarts.count, 2, "\(frames)")
+        for i in restarts {
+            XCTAssertGreaterThan(frames[i - 1], Store.longWALFrames, "\(frames)")
+            XCTAssertEqual(frames[i], 1 + own, "\(frames)")
+        }
+        XCTAssertLessThanOrEqual(frames.max() ?? 0, Store.longWALFrames + own, "\(frames)")
+        // The file keeps its length once it has had it (a WAL started again is overwritten from
+        // its start): a count's fdatasync then writes in place.
+        for i in sizes.indices.dropFirst() { XCTAssertGreaterThanOrEqual(sizes[i], sizes[i - 1], "\(sizes)") }
+        XCTAssertLessThanOrEqual(sizes.max() ?? 0, Int64(32 + (Store.longWALFrames + own) * (4096 + 24)), "\(sizes)")
         // Every row is there, whether in the WAL or checkpointed into the store.
         XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents(limit: 100).map(\.time), (1...40).reversed().map(Int64.init))
     }
@@ -149,7 +160,7 @@ final class StoreTests: XCTestCase {
                                          method: .fingerprint, outcome: "success", reason: "finger-matched"))
         XCTAssertEqual(try pragma(store, "foreign_keys"), 1)
         XCTAssertEqual(try pragma(store, "synchronous"), 1, "NORMAL")
-        XCTAssertEqual(try pragma(store, "journal_size_limit"), 0)
+        XCTAssertEqual(try pragma(store, "journal_size_limit"), Int64(Store.walSizeLimit))
     }
 
     func testWritesInOneTransactionCommitTogether() throws {
