@@ -206,10 +206,11 @@ public final class Store: AuthStore {
 
     /// Why the module must not use the store at `path`, or nil when it may.
     public static func trustProblem(path: String) -> FileTrustProblem? {
+        // The directory once: the side files are in it.
         if let problem = TrustedFiles.checkFile(path) { return problem }
         for suffix in ["-wal", "-shm", "-journal", "-lock"] {
             let side = path + suffix
-            switch TrustedFiles.checkFile(side) {
+            switch TrustedFiles.checkRegularFile(side) {
             case nil, .missing?: continue
             case let problem?: return problem
             }

@@ -79,7 +79,11 @@ public enum TrustedFiles {
     /// Checks an existing regular file (not a symlink, root-owned, not group/world-writable)
     /// and the directory that holds it.
     public static func checkFile(_ path: String) -> FileTrustProblem? {
-        if let problem = checkDirectory(parentDirectory(of: path)) { return problem }
+        checkDirectory(parentDirectory(of: path)) ?? checkRegularFile(path)
+    }
+
+    /// checkFile without its directory: for the files of a directory checked once.
+    public static func checkRegularFile(_ path: String) -> FileTrustProblem? {
         let st: FileStatus
         do throws(Errno) { st = try FileStatus.of(path, followingSymbolicLinks: false) } catch { return .failed(path, error) }
         if st.kind == .symbolicLink { return .symlink(path) }

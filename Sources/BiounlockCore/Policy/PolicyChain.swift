@@ -44,7 +44,9 @@ public final class PolicyChain {
     let clock: Clock
 
     let sessionFacts: () -> SessionFacts
-    let bootID: () -> String?
+    let readBootID: () -> String?
+    /// This run's boot id, read once (the finger gate and the success record both need it).
+    private var bootIDOfThisRun: String??
     let terminal: () -> TypeOrTouchTerminal?
     /// While a type-or-touch prompt is up, messages go to it instead of the conversation.
     var activeTerminal: TypeOrTouchTerminal?
@@ -58,7 +60,14 @@ public final class PolicyChain {
                 terminal: @escaping () -> TypeOrTouchTerminal? = { nil }) {
         self.options = options; self.conversation = conversation; self.logger = logger
         self.sensors = sensors; self.openStore = openStore; self.lookupAccount = lookupAccount; self.clock = clock
-        self.sessionFacts = sessionFacts; self.bootID = bootID; self.terminal = terminal
+        self.sessionFacts = sessionFacts; self.readBootID = bootID; self.terminal = terminal
+    }
+
+    func bootID() -> String? {
+        if case .some(let known) = bootIDOfThisRun { return known }
+        let id = readBootID()
+        bootIDOfThisRun = .some(id)
+        return id
     }
 
     /// What the user gave biounlock once the finger and the prompts are done.
@@ -88,6 +97,7 @@ public final class PolicyChain {
         var store: AuthStore?
         pendingSuccess = nil
         auditWritten = false
+        bootIDOfThisRun = nil
         let decision = decide(request, store: &store)
         let event = audit(decision, request: request)
         if let store {

@@ -103,18 +103,20 @@ public enum Passcode {
 
     /// The (memory KiB, passes) an encoded Argon2id hash asks for, or nil when it is not one.
     public static func cost(of encoded: String) -> (memoryKiB: Int, passes: Int)? {
-        // $argon2id$v=19$m=65536,t=2,p=1$salt$hash
-        let parts = encoded.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts[0].isEmpty, parts[1] == "argon2id", parts[2] == "v=19" else { return nil }
+        // $argon2id$v=19$m=65536,t=2,p=1$salt$hash -- split as bytes (the separators are ASCII;
+        // libsodium reads the same bytes): the Character views cost more than the rest of a
+        // passcode attempt's bookkeeping (scripts/bench).
+        let parts = encoded.utf8.split(separator: UInt8(ascii: "$"), omittingEmptySubsequences: false)
+        guard parts.count == 6, parts[0].isEmpty, parts[1].elementsEqual("argon2id".utf8), parts[2].elementsEqual("v=19".utf8) else { return nil }
         var memory: Int?
         var passes: Int?
-        for field in parts[3].split(separator: ",") {
-            let kv = field.split(separator: "=", maxSplits: 1)
-            guard kv.count == 2, kv[1].count <= 10, let value = Int(kv[1]) else { return nil }
-            switch kv[0] {
-            case "m": memory = value
-            case "t": passes = value
-            case "p": guard value == 1 else { return nil }
+        for field in parts[3].split(separator: UInt8(ascii: ",")) {
+            let kv = field.split(separator: UInt8(ascii: "="), maxSplits: 1)
+            guard kv.count == 2, kv[0].count == 1, kv[1].count <= 10, let value = Int(Substring(kv[1])) else { return nil }
+            switch kv[0].first {
+            case UInt8(ascii: "m"): memory = value
+            case UInt8(ascii: "t"): passes = value
+            case UInt8(ascii: "p"): guard value == 1 else { return nil }
             default: return nil
             }
         }
