@@ -517,16 +517,20 @@ def CHANGES(facts, rows, baseline):
     tn = facts.get(("linkage", "module_needed"), "")
     gone = [x for x in bn.split(",") if x and x not in tn.split(",")]
     w(f"| NEEDED of pam_biounlock.so | {bn} | {tn} | {('no longer: ' + ', '.join(gone)) if gone else 'same'} | "
-      "the C++ runtime linked into the module (Package.swift, `link/libstdc++.so`), then the unwinder (`-static-libgcc`) |")
+      "the C++ runtime linked into the module (Package.swift, `link/libstdc++.so`), then the unwinder (`-static-libgcc`), then SQLite "
+      "(`-l:libsqlite3.a`: docs/SECURITY.md, \"SQLite inside the module\") |")
     row("size of pam_biounlock.so", f_int(bfacts.get(("version", "module_size_bytes"))), f_int(facts.get(("version", "module_size_bytes"))),
-        f_bytes, "libstdc++.a linked in (larger); doctor, status and the reports moved to BiounlockAdmin, which only the CLI links, "
+        f_bytes, "libstdc++.a and libsqlite3.a linked in (larger); doctor, status and the reports moved to BiounlockAdmin, which only the CLI links, "
         "and the relative relocations packed (DT_RELR: 485 KiB of RELA entries become a 3.7 KB bitmap) (smaller)")
     row("dlopen of libstdc++.so.6 in a fresh process", dlopen_named(brows, "libstdc++.so.6"), dlopen_named(rows, "libstdc++.so.6"),
         f_ms, "not loaded any more (– in this run: the row is not measured when the module does not need it)")
+    row("dlopen of libsqlite3.so.0 in a fresh process", dlopen_named(brows, "libsqlite3.so.0"), dlopen_named(rows, "libsqlite3.so.0"),
+        f_ms, "not loaded any more: SQLite is linked into the module (– in this run: the row is not measured when the module does not need it)")
     row("dlopen of the module with its dependencies, alone", dlopen1(brows), dlopen1(rows), f_ms,
-        "the C++ runtime and the unwinder linked in (no libstdc++.so to load and relocate, no libgcc_s.so whose constructor runs cpuid)")
+        "the C++ runtime, the unwinder and SQLite linked in (no libstdc++.so or libsqlite3.so to load and relocate, no libgcc_s.so whose constructor runs cpuid)")
     b, t = over("proc", "bio-off", "permit")
-    row("whole process, not enabled, over pam_permit", b, t, f_ms, "mostly the C++ runtime and the unwinder linked in (less to load, relocate and initialise); "
+    row("whole process, not enabled, over pam_permit", b, t, f_ms, "mostly the C++ runtime and the unwinder linked in (less to load, relocate and initialise), and SQLite "
+        "linked in (libsqlite3.so bound ~1,600 symbols at each load: about -0.45 ms); "
         "then less first-use work for the Swift runtime: no type-layout lowering in the module's targets (about -0.33 ms), the option "
         "table's origins a list and its texts made lazily, C strings validated without the generic decoder (together about -0.2 ms), "
         "packed relative relocations (-0.03 to -0.09 ms), no checkpoint attempt when a reader closes (-0.16 ms), the write set-up at the "
@@ -534,17 +538,21 @@ def CHANGES(facts, rows, baseline):
     b, t = over("inproc", "bio-off", "permit")
     row("in process, not enabled, over pam_permit", b, t, f_ms, "the same steps (arguments, one NSS lookup, trust checks, one indexed read), now through the system-call layer's wrappers and with the account binding's uid read, "
         "then -0.03 ms for the type-layout, option-table and C-string changes, +0.01 to +0.03 ms for rebuilding the WAL index from the frames "
-        "writers now leave, -0.03 ms for the write set-up at the first write (interleaved in-process runs before and after each); "
+        "writers now leave, -0.03 ms for the write set-up at the first write, about -0.05 ms for SQLite linked in (direct calls) "
+        "(interleaved in-process runs before and after each); "
         "not separated from the difference between two runs on this shared machine")
     b, t = over("inproc", "bio-pin-min", "argon2-min")
     row("passcode path over Argon2id (minimum-cost hash)", b, t, f_ms,
         "the in-flight lock and the durable count before the check (counted means checked), one sync fewer per count (the WAL only, not its directory); "
-        "then the WAL left uncheckpointed at close until it is long (one checkpoint per few successes instead of one per success)")
+        "then the WAL left uncheckpointed at close until it is long (one checkpoint per few successes instead of one per success); "
+        "then SQLite linked in (-0.06 to -0.11 ms), the success's audit row in the commit that clears the counters (one commit fewer), "
+        "and a long WAL started again in place instead of truncated, so that a count's sync no longer allocates blocks for it "
+        "(1.495 -> 1.265 ms in an interleaved in-process run)")
     b, t = over("inproc", "bio-touch", "bio-off")
     row("touch over not enabled", b, t, f_ms, "the WAL left uncheckpointed at close until it is long: the close-time checkpoint's and the WAL restart's syncs once per few successes (see below)")
     row("fdatasync per passcode transaction (strace)", bs.get("bio-pin-min"), ts.get("bio-pin-min"), f_n,
         "count synced outside the write lock (+1, SyncTargets), then its directory sync dropped (−1); the WAL checkpointed "
-        "only when long (the checkpoint's two and the restart's two syncs once per few transactions)")
+        "only when long (the checkpoint's syncs of the WAL, the directory and the store, and the restarted WAL's header, once per few transactions)")
     row("fdatasync per touch (strace)", bs.get("bio-touch"), ts.get("bio-touch"), f_n, "a commit no longer syncs (synchronous=NORMAL, with the write queue); only counts are synced, by their writer; "
         "the WAL checkpointed only when long")
     row("peak RSS over pam_permit, not enabled", rss(brows, "mem-off"), rss(rows, "mem-off"), f_mib, "the C++ runtime's pages are part of the module now; then the packed relocations "
@@ -576,12 +584,12 @@ def NOTES(F, R, med, num, rows, facts, raw):
             "builds that metadata from its mangled name, and the first time for arrays and for Optionals it also files "
             "every specialization the standard library ships), SQLite's and libsodium's initialisation, and a larger "
             "address space to tear down at exit. "
-            "libsqlite3 and libsodium are loaded only for the module by hosts such as sudo that do not link them "
-            "already, and the dynamic linker resolves every symbol reference of each (RTLD_NOW). The C++ runtime "
+            "libsodium is loaded only for the module by hosts such as sudo that do not link it "
+            "already, and the dynamic linker resolves every symbol reference in it (RTLD_NOW). The C++ runtime "
             "that the statically linked Swift runtime needs is linked into the module (libstdc++.a, its symbols "
-            "hidden), and so is the unwinder (libgcc_eh, `-static-libgcc`), so no libstdc++.so is loaded and relocated "
-            "for it and no libgcc_s.so initialised (its constructor probes the CPU with cpuid, slow under a hypervisor): "
-            "see \"What the changes bought\".")
+            "hidden), and so are the unwinder (libgcc_eh, `-static-libgcc`) and SQLite (libsqlite3.a), so no "
+            "libstdc++.so or libsqlite3.so is loaded and relocated for it and no libgcc_s.so initialised (its "
+            "constructor probes the CPU with cpuid, slow under a hypervisor): see \"What the changes bought\".")
     if off_in is not None and permit_in is not None:
         notes.append(
             f"- **In process, user without biometric unlock: {signed_ms(off_in - permit_in)} ms over pam_permit "
@@ -610,10 +618,10 @@ def NOTES(F, R, med, num, rows, facts, raw):
                "the counters and appends its audit row in one commit (SQLite in WAL mode, `synchronous=NORMAL`: a commit "
                "does not sync); a passcode attempt is counted and that count synced (the WAL) before the guess is "
                "checked, so that a power cut cannot undo a wrong guess. The module's connections leave their writes in "
-               "the WAL when they close; the one that closes after writing to a WAL longer than 24 frames checkpoints it "
-               "into the store (a sync of each) and truncates it, and the next write starts the WAL again (SQLite syncs its "
-               "header and the store's directory): those four syncs come once per few successes, not with each "
-               "(Store.keepJournalFiles)")
+               "the WAL when they close; the one that closes after writing to a WAL holding more than 24 frames checkpoints it "
+               "into the store (SQLite syncs the WAL, the store's directory and the store) and starts the WAL again in place "
+               "(one write, whose header SQLite syncs): those syncs come once per few successes, not with each, and the WAL "
+               "keeps its length, so a count's sync writes blocks the file has (Store.keepJournalFiles)")
         if syncs and fs:
             txt += (f". strace counted {syncs.get('bio-pin-min', 0):.1f} fdatasync calls per passcode transaction, "
                     f"{syncs.get('bio-touch', 0):.1f} per touch and {syncs.get('bio-off', 0):.1f} for a user without "
