@@ -19,8 +19,9 @@ private let fchownUnlessOwned: Int32 = biounlock_sqlite3_fchown_unless_owned()
 /// Owns one sqlite3 connection; closes it in deinit.
 final class Connection {
     let handle: OpaquePointer
-    /// Frames in the WAL after this connection's last commit (trackWALFrames), -1 before one.
-    private let walFrames = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    /// Frames in the WAL after this connection's last commit, -1 before one (trackWALFrames
+    /// makes it: a connection that is never tracked, or whose open fails, has none to free).
+    private var walFrames: UnsafeMutablePointer<Int32>?
 
     init(path: String, flags: Int32) throws(StoreFailure) {
         _ = fchownUnlessOwned
@@ -32,13 +33,12 @@ final class Connection {
             throw StoreFailure("cannot open \(path): \(message)")
         }
         handle = db
-        walFrames.initialize(to: -1)
         sqlite3_extended_result_codes(db, 1)
     }
 
     deinit {
         sqlite3_close_v2(handle)
-        walFrames.deallocate()
+        walFrames?.deallocate()
     }
 
     /// Keeps `framesInWAL` up to date: SQLite's WAL hook runs after each commit of this
@@ -46,14 +46,18 @@ final class Connection {
     /// started again keeps its length on disk, so the file's size does not say it). It replaces
     /// SQLite's automatic checkpoint, which is the default WAL hook.
     func trackWALFrames() {
+        guard walFrames == nil else { return }
+        let frames = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        frames.initialize(to: -1)
+        walFrames = frames
         sqlite3_wal_hook(handle, { context, _, _, frames in
             context?.assumingMemoryBound(to: Int32.self).pointee = frames
             return SQLITE_OK
-        }, walFrames)
+        }, frames)
     }
 
     /// See trackWALFrames; nil before this connection has committed a write.
-    var framesInWAL: Int? { walFrames.pointee < 0 ? nil : Int(walFrames.pointee) }
+    var framesInWAL: Int? { walFrames.flatMap { $0.pointee < 0 ? nil : Int($0.pointee) } }
 
     func execute(_ sql: String) throws(StoreFailure) {
         try check(sqlite3_exec(handle, sql, nil, nil, nil), "sqlite3_exec", handle)
@@ -170,8 +174,9 @@ struct Row {
 /// Which SQLite a program was built against and which one it runs with. pam_biounlock.so links
 /// SQLite in (Package.swift, docs/SECURITY.md "SQLite inside the module"), so its SQLite is the
 /// one of the libsqlite3-dev that the same build compiled every program against (`built`); the
-/// CLI runs with the system's libsqlite3.so (`running`). `biounlock doctor` compares the two: a
-/// newer system SQLite has fixes that the module gets only when biounlock is rebuilt.
+/// CLI runs with the system's libsqlite3.so (`running`). `biounlock doctor` compares the two for
+/// a source install (a package install compares the packages' versions, BiounlockAdmin's
+/// InstalledPackages): a system SQLite other than the module's has fixes the module lacks.
 public enum SQLiteLibrary {
     public static var built: (text: String, number: Int) { (SQLITE_VERSION, Int(SQLITE_VERSION_NUMBER)) }
     public static var running: (text: String, number: Int) {
