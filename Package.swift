@@ -43,7 +43,7 @@ let packageDir = Context.packageDirectory
 ///   its calls are direct and its symbols hidden (`--exclude-libs ALL`, the version script). The
 ///   price, written down in docs/SECURITY.md ("SQLite inside the module"): a SQLite fix reaches
 ///   the module when biounlock is rebuilt (the package says `Built-Using: sqlite3`), and
-///   `biounlock doctor` says when the system's SQLite is newer than the module's. Every other
+///   `biounlock doctor` says when the system's SQLite is not the module's. Every other
 ///   program links libsqlite3.so (`dynamicSQLite`).
 let moduleLinkerFlags: [String] = [
     "-static-stdlib",

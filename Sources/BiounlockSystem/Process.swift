@@ -90,6 +90,26 @@ public enum ChildProcess {
         }
     }
 
+    /// Runs `path` with `arguments` and only `environment`, and returns what it wrote to standard
+    /// output (at most `limit` bytes) once it has exited with status 0; nil if it could not be
+    /// started, failed or wrote more. For the CLI (doctor asks dpkg-query): it waits for the
+    /// program, so only for programs that end by themselves; the module never runs it.
+    public static func output(of path: String, arguments: [String], environment: [String], limit: Int = 1 << 20) -> [UInt8]? {
+        guard let pair = try? FileDescriptor.localStreamPair() else { return nil }
+        guard let pid = try? spawn(path, arguments: arguments, environment: environment,
+                                   descriptor: pair.second.descriptor, at: .standardOutput, standardErrorToNull: true) else { return nil }
+        // Our copy of the writing end closed, so the read ends when the program's does.
+        let reader = pair.releaseFirst()
+        defer { reader.close() }
+        let bytes = try? reader.readAll(upTo: limit)
+        // More than asked for (or a failed read): it would block writing the rest.
+        if (bytes?.count ?? Int.max) > limit { try? Signal.kill.send(to: pid) }
+        var status: Int32 = 0
+        guard case .success(let rc) = system(.waitpid, { waitpid(pid, &status, 0) }), rc == pid, status == 0,
+              let bytes, bytes.count <= limit else { return nil }
+        return bytes
+    }
+
     /// What waitpid(pid, WNOHANG) found.
     public enum State: Equatable, Sendable {
         case running

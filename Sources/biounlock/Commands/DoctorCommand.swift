@@ -44,7 +44,7 @@ enum DoctorCommand {
         checks.append(checkerCheck(context.options.checkHelper))
 
         // The SQLite linked into the module, against the system's.
-        checks.append(sqliteCheck(built: SQLiteLibrary.built, running: SQLiteLibrary.running))
+        checks.append(sqliteCheck())
 
         // The PAM services.
         let files = readPamDir(pamDir)
@@ -196,18 +196,34 @@ enum DoctorCommand {
 
     /// pam_biounlock.so carries the SQLite of the build (libsqlite3.a, Package.swift): a fix in
     /// the system's libsqlite3 reaches the module only with a rebuilt biounlock, so a system
-    /// SQLite other than the module's is said. A warning, not a
-    /// problem: the module reads only a root-owned store it checked, with fixed statements
-    /// (docs/SECURITY.md, "SQLite inside the module").
-    static func sqliteCheck(built: (text: String, number: Int), running: (text: String, number: Int)) -> Check {
-        guard running.number != built.number else {
+    /// SQLite other than the module's is said. Installed from the package, the versions compared
+    /// are the packages' (its Built-Using against the installed libsqlite3-0, from dpkg-query):
+    /// a Debian security update keeps SQLite's own version number. Otherwise (a source
+    /// install) SQLite's versions: the one this build compiled against, the one it runs with. A
+    /// warning, not a problem: the module reads only a root-owned store it checked, with fixed
+    /// statements (docs/SECURITY.md, "SQLite inside the module").
+    static func sqliteCheck() -> Check {
+        func dpkgQuery(_ arguments: [String]) -> String? {
+            ChildProcess.output(of: "/usr/bin/dpkg-query", arguments: arguments, environment: ["LC_ALL=C"])
+                .map { String(decoding: $0, as: UTF8.self) }
+        }
+        if let biounlock = dpkgQuery(InstalledPackages.queries.biounlock), let libsqlite = dpkgQuery(InstalledPackages.queries.libsqlite),
+           let packages = InstalledPackages.sqlite(biounlock: biounlock, libsqlite: libsqlite) {
+            return sqliteCheck(built: packages.built, running: packages.installed, same: packages.built == packages.installed)
+        }
+        let built = SQLiteLibrary.built, running = SQLiteLibrary.running
+        return sqliteCheck(built: built.text, running: running.text, same: built.number == running.number)
+    }
+
+    static func sqliteCheck(built: String, running: String, same: Bool) -> Check {
+        guard !same else {
             // TRANSLATORS: `biounlock doctor`; {version} is SQLite's version, e.g. 3.40.1.
-            return Check(name: "sqlite", status: .ok, detail: L("pam_biounlock.so has SQLite {version} linked in, the version this system has", ["version": built.text]), fix: nil)
+            return Check(name: "sqlite", status: .ok, detail: L("pam_biounlock.so has SQLite {version} linked in, the version this system has", ["version": built]), fix: nil)
         }
         // TRANSLATORS: `biounlock doctor`; {built} and {running} are SQLite versions, e.g. 3.40.1.
         return Check(name: "sqlite", status: .warning,
                      detail: L("pam_biounlock.so has SQLite {built} linked in and this system has {running}: a SQLite fix reaches the module only when biounlock is rebuilt",
-                               ["built": built.text, "running": running.text]),
+                               ["built": built, "running": running]),
                      fix: L("rebuild and reinstall biounlock (scripts/package), or install the distribution's rebuilt package"))
     }
 

@@ -55,6 +55,12 @@ check "install: the checker run by hand (by nobody, without its socket) says wha
     eval '[ "$check_rc" -eq 64 ] && grep -q "talks only to the module on fd 3" "$out/check-by-hand.log"' -- "$out/check-by-hand.log"
 biounlock --help >"$out/help.txt" 2>&1
 check "install: biounlock --help runs without the toolchain" test $? -eq 0 -- "$out/help.txt"
+# The module links SQLite in; the package names the sqlite3 it was built with, and doctor compares
+# that with the libsqlite3-0 installed (the same here: the root has this machine's archive).
+biounlock doctor >"$out/doctor-sqlite.txt" 2>&1
+sqlite_built="$(dpkg-query -W -f='${Built-Using}' biounlock | sed -n 's/.*sqlite3 (= \([^)]*\)).*/\1/p')"
+check "install: the package says Built-Using: sqlite3 (= $sqlite_built) and doctor finds the same libsqlite3-0 installed" \
+    eval '[ -n "$sqlite_built" ] && grep -qF "ok       sqlite: pam_biounlock.so has SQLite $sqlite_built linked in" "$out/doctor-sqlite.txt"' -- "$out/doctor-sqlite.txt"
 check "install: /var/lib/biounlock exists, root, 0700" test "$(stat -c '%U %a' /var/lib/biounlock 2>&1)" = "root 700"
 check "install: /etc/security/biounlock.conf is a conffile, root, 0644" \
     eval '[ "$(stat -c "%U %a" /etc/security/biounlock.conf)" = "root 644" ] && dpkg-query -W -f="\${Conffiles}" biounlock | grep -q /etc/security/biounlock.conf'
