@@ -494,6 +494,15 @@ def CHANGES(facts, rows, baseline):
       f"`{bfacts.get(('machine', 'command'), '?')}` on {bfacts.get(('machine', 'date'), '?')} "
       "(its raw lines are kept in bench/baseline.raw; scripts/bench passes them to bench/report.py). Two runs on a "
       "shared machine: compare differences over pam_permit (each taken within its own run), not raw times.")
+    (ab, at), (pb, pt) = pair("inslow", "argon2"), pair("inproc", "permit")
+    if None not in (ab, at, pb, pt) and at > 0 and pt > 0:
+        w("")
+        w(f"How fast the machine ran in each: Argon2id alone at the shipped cost (pure CPU and memory) took {ms(ab)} ms in "
+          f"the baseline and {ms(at)} ms in this run ({ab / at:.2f}×), a pam_permit transaction {ms(pb)} and {ms(pt)} ms "
+          f"({pb / pt:.2f}×). The machine's speed changes from hour to hour with what else runs on its host, and every figure "
+          "here, differences over pam_permit included, scales with it: a change is what is left once that is "
+          "accounted for, and the interleaved A/B runs named in the last column (old and new code in the same loop) "
+          "are what measured each one.")
     w("")
     w("| figure | baseline | this run | change | what changed it |")
     w("|---|---|---|---|---|")
