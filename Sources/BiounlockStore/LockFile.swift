@@ -155,7 +155,7 @@ final class SyncTargets {
     deinit { for file in files { file.close() } }
 
     /// fdatasync of each, outside any lock that other writers wait for: the frames and what
-    /// reading them back needs (a grown file's size, new blocks), not the file's times.
+    /// reading them back needs (a grown file's size, new blocks).
     func sync() throws(StoreFailure) {
         if let walPath {
             do throws(Errno) {

@@ -12,10 +12,6 @@ func check(_ rc: Int32, _ call: StaticString, _ db: OpaquePointer?) throws(Store
     }
 }
 
-/// SQLite's fchown of the -wal and -journal files, skipped when they have the owner already
-/// (CSQLite/shim.h): replaced once per process, before the first connection opens.
-private let fchownUnlessOwned: Int32 = biounlock_sqlite3_fchown_unless_owned()
-
 /// Owns one sqlite3 connection; closes it in deinit.
 final class Connection {
     let handle: OpaquePointer
@@ -24,7 +20,6 @@ final class Connection {
     private var walFrames: UnsafeMutablePointer<Int32>?
 
     init(path: String, flags: Int32) throws(StoreFailure) {
-        _ = fchownUnlessOwned
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
@@ -178,8 +173,6 @@ struct Row {
 /// a source install (a package install compares the packages' versions, BiounlockAdmin's
 /// InstalledPackages): a system SQLite other than the module's has fixes the module lacks.
 public enum SQLiteLibrary {
-    public static var built: (text: String, number: Int) { (SQLITE_VERSION, Int(SQLITE_VERSION_NUMBER)) }
-    public static var running: (text: String, number: Int) {
-        (sqlite3_libversion().map { String(cString: $0) } ?? "?", Int(sqlite3_libversion_number()))
-    }
+    public static var built: String { SQLITE_VERSION }
+    public static var running: String { sqlite3_libversion().map { String(cString: $0) } ?? "?" }
 }

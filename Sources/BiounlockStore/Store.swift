@@ -148,8 +148,8 @@ public final class Store: AuthStore {
     /// about 1.5 us a frame (scripts/bench, wal-recovery). The WAL file keeps its length when it
     /// is started again (journal_size_limit `walSizeLimit`), so the frames of later commits
     /// overwrite blocks it has: the sync of a count writes them and no new block (a WAL truncated
-    /// to zero and grown again made every count's sync allocate blocks; scripts/bench: about 0.3 ms
-    /// of each passcode attempt).
+    /// to zero and grown again made every count's sync allocate blocks: 0.2 to 0.3 ms of each
+    /// passcode attempt in interleaved in-process runs).
     /// Durability: a counted failure is synced before its attempt is checked, as before (that
     /// sync is the WAL's, and covers every frame before it); commits stay synchronous=NORMAL, so
     /// a power cut can drop the last audit rows and success resets (the last few, until a count

@@ -164,8 +164,9 @@ extension FileDescriptor {
         _ = try system(.fsync) { fsync(rawValue) }.get()
     }
 
-    /// fdatasync(2): the data, and of the metadata only what reading it back needs (the size,
-    /// new blocks) -- not the times. On a file overwritten in place it spares the inode's write.
+    /// fdatasync(2): the data, and of the metadata what reading it back needs (the size, new
+    /// blocks); whether the times go too is the filesystem's choice (ext4 without a journal
+    /// writes the inode anyway).
     public func syncData() throws(Errno) {
         _ = try system(.fdatasync) { fdatasync(rawValue) }.get()
     }

@@ -15,25 +15,4 @@ static inline int biounlock_sqlite3_bind_blob(sqlite3_stmt *stmt, int index, con
 static inline int biounlock_sqlite3_no_checkpoint_on_close(sqlite3 *db, int on) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on, (int *)0);
 }
-#include <sys/stat.h>
-#include <unistd.h>
-
-/// The fchown SQLite's unix VFS makes, as root, on every -wal and -journal it opens (to give a
-/// new one the database's owner) -- skipped when the file already has that owner. A real chown
-/// changes the inode (its ctime) even when the owner stays, which made the next fdatasync of the
-/// WAL write the inode too: one more disk write in every passcode attempt's synced count.
-static int biounlock_fchown_unless_owned(int fd, uid_t uid, gid_t gid) {
-    struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_uid == uid && st.st_gid == gid) return 0;
-    return fchown(fd, uid, gid);
-}
-
-/// Installs biounlock_fchown_unless_owned as the default (unix) VFS's "fchown" (sqlite3_vfs.xSetSystemCall,
-/// the VFS's documented way to replace the calls it makes). SQLITE_OK, or an error if this SQLite
-/// has no such VFS or call: SQLite then keeps its own fchown.
-static inline int biounlock_sqlite3_fchown_unless_owned(void) {
-    sqlite3_vfs *vfs = sqlite3_vfs_find(0);
-    if (vfs == 0 || vfs->iVersion < 3 || vfs->xSetSystemCall == 0) return SQLITE_ERROR;
-    return vfs->xSetSystemCall(vfs, "fchown", (sqlite3_syscall_ptr)biounlock_fchown_unless_owned);
-}
 #endif

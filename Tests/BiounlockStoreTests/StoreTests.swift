@@ -107,37 +107,6 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents(limit: 100).map(\.time), (1...40).reversed().map(Int64.init))
     }
 
-    /// SQLite, running as root, chowns the -wal it opens to the store's owner; a chown changes
-    /// the inode (its ctime) even when the owner stays, and the next fdatasync of the WAL then
-    /// wrote the inode too. A WAL that has the owner already is left alone (CSQLite/shim.h). (The
-    /// -shm changes anyway: the first connection truncates it.)
-    func testOpeningTheStoreLeavesFilesThatHaveTheirOwnerAlone() throws {
-        try XCTSkipUnless(geteuid() == 0, "SQLite chowns only as root")
-        do {
-            let admin = try Store.open(path: path, mode: .administer)
-            try admin.setEnabled(true, user: "alice", service: nil, at: 1)
-        }
-        do {
-            let store = try Store.open(path: path, mode: .authenticate)
-            try store.appendEvent(AuditEvent(time: 1, user: "alice", service: "sudo", tty: "", rhost: "",
-                                             method: .fingerprint, outcome: "success", reason: "finger-matched"))
-        }
-        func changed(_ side: String) throws -> timespec {
-            var st = stat()
-            XCTAssertEqual(lstat(path + side, &st), 0, side)
-            return st.st_ctim
-        }
-        let before = try changed("-wal")
-        usleep(50_000) // more than the kernel's coarse clock step, so that a change would show
-        do {
-            let store = try Store.open(path: path, mode: .authenticate)
-            XCTAssertEqual(try store.loadUser("alice")?.enabled, true)
-        }
-        let after = try changed("-wal")
-        XCTAssertEqual(before.tv_sec, after.tv_sec)
-        XCTAssertEqual(before.tv_nsec, after.tv_nsec)
-    }
-
     func testTheModulesConnectionIsMadeReadyToWriteAtItsFirstWrite() throws {
         func pragma(_ store: Store, _ name: String) throws -> Int64? {
             let stmt = try store.connection.prepare("PRAGMA \(name)")

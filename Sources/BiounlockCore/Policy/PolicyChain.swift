@@ -386,9 +386,8 @@ public final class PolicyChain {
 
     /// The audit row of `decision` (nil when biounlock stayed out: see audit).
     func auditEvent(_ decision: Decision, request: AuthRequest) -> AuditEvent? {
-        let user = sanitizedForLog(request.user)
         guard decision.outcome != .ignore else { return nil }
-        return AuditEvent(time: clock.now(), user: user, service: sanitizedForLog(request.service),
+        return AuditEvent(time: clock.now(), user: sanitizedForLog(request.user), service: sanitizedForLog(request.service),
                           tty: sanitizedForLog(request.tty), rhost: sanitizedForLog(request.rhost),
                           method: decision.method, outcome: decision.outcome.label, reason: decision.reason.rawValue)
     }

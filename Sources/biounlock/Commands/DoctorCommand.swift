@@ -209,14 +209,13 @@ enum DoctorCommand {
         }
         if let biounlock = dpkgQuery(InstalledPackages.queries.biounlock), let libsqlite = dpkgQuery(InstalledPackages.queries.libsqlite),
            let packages = InstalledPackages.sqlite(biounlock: biounlock, libsqlite: libsqlite) {
-            return sqliteCheck(built: packages.built, running: packages.installed, same: packages.built == packages.installed)
+            return sqliteCheck(built: packages.built, running: packages.installed)
         }
-        let built = SQLiteLibrary.built, running = SQLiteLibrary.running
-        return sqliteCheck(built: built.text, running: running.text, same: built.number == running.number)
+        return sqliteCheck(built: SQLiteLibrary.built, running: SQLiteLibrary.running)
     }
 
-    static func sqliteCheck(built: String, running: String, same: Bool) -> Check {
-        guard !same else {
+    static func sqliteCheck(built: String, running: String) -> Check {
+        guard built != running else {
             // TRANSLATORS: `biounlock doctor`; {version} is SQLite's version, e.g. 3.40.1.
             return Check(name: "sqlite", status: .ok, detail: L("pam_biounlock.so has SQLite {version} linked in, the version this system has", ["version": built]), fix: nil)
         }

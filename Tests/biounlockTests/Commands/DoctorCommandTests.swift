@@ -28,7 +28,7 @@ final class DoctorCommandTests: CLIFixture {
         // The module links SQLite in (Package.swift); built here against the system's own.
         let sqlite = checks.first { $0["check"] as? String == "sqlite" }
         XCTAssertEqual(sqlite?["status"] as? String, "ok", "\(String(describing: sqlite))")
-        XCTAssertTrue((sqlite?["detail"] as? String ?? "").contains("SQLite \(SQLiteLibrary.running.text)"), "\(String(describing: sqlite))")
+        XCTAssertTrue((sqlite?["detail"] as? String ?? "").contains("SQLite \(SQLiteLibrary.running)"), "\(String(describing: sqlite))")
 
         try "auth required pam_biounlock.so\n".write(toFile: pam + "/su", atomically: true, encoding: .utf8)
         (r, report) = try doctor()
