@@ -71,7 +71,6 @@ static void make_store(const char *path, int frames_left) {
     exec(db, "CREATE TABLE users(name TEXT PRIMARY KEY, enabled INTEGER NOT NULL DEFAULT 0, bio_failures INTEGER, "
              "passcode_failures INTEGER, passcode_hash TEXT, last_success INTEGER)");
     exec(db, "CREATE TABLE events(id INTEGER PRIMARY KEY, time INTEGER, user TEXT, service TEXT, outcome TEXT)");
-    exec(db, "CREATE INDEX events_user ON events(user, time)");
     exec(db, "BEGIN");
     for (int i = 0; i < 200; i++) {
         char sql[256];

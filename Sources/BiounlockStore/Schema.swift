@@ -84,6 +84,14 @@ enum Schema {
                 try connection.prepare("UPDATE users SET uid = ? WHERE name = ?").bind([.int(Int64(account.uid)), .text(name)]).run()
             }
         }),
+        // 4: the audit log's two indexes go. No query used them (`biounlock log` filters with
+        // "?2 IS NULL OR user = ?2", which no index serves, and walks the ids newest first;
+        // pruning walks the oldest ids), yet every audit row wrote both: two of the four pages
+        // a passcode success adds to the WAL, which the next attempt's sync then writes out.
+        Migration("""
+        DROP INDEX IF EXISTS events_by_time;
+        DROP INDEX IF EXISTS events_by_user;
+        """),
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -67,7 +67,7 @@ final class StoreTests: XCTestCase {
         }
         var sizes: [Int64] = []
         var frames: [Int] = []
-        for round in 1...40 {
+        for round in 1...60 {
             do {
                 let store = try Store.open(path: path, mode: .authenticate)
                 XCTAssertEqual(try store.loadUser("alice")?.enabled, true)
@@ -104,7 +104,7 @@ final class StoreTests: XCTestCase {
         for i in sizes.indices.dropFirst() { XCTAssertGreaterThanOrEqual(sizes[i], sizes[i - 1], "\(sizes)") }
         XCTAssertLessThanOrEqual(sizes.max() ?? 0, Int64(32 + (Store.longWALFrames + own) * (4096 + 24)), "\(sizes)")
         // Every row is there, whether in the WAL or checkpointed into the store.
-        XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents(limit: 100).map(\.time), (1...40).reversed().map(Int64.init))
+        XCTAssertEqual(try Store.open(path: path, mode: .administer).recentEvents(limit: 100).map(\.time), (1...60).reversed().map(Int64.init))
     }
 
     func testTheModulesConnectionIsMadeReadyToWriteAtItsFirstWrite() throws {
@@ -207,7 +207,7 @@ final class StoreTests: XCTestCase {
         chmod(old, 0o600)
         let accounts = ["alice": Account(name: "alice", uid: 1001), "carol": Account(name: "carol", uid: 1003)]
         let store = try Store.open(path: old, mode: .administer) { accounts[$0] }
-        XCTAssertEqual(try store.schemaVersion(), 3)
+        XCTAssertEqual(try store.schemaVersion(), Schema.currentVersion)
         XCTAssertEqual(try store.loadUser("alice")?.uid, 1001)
         XCTAssertEqual(try store.loadUser("alice")?.enabled, true, "data kept")
         XCTAssertNil(try store.loadUser("ghost")?.uid, "no account has the name: bound to none")
@@ -301,6 +301,57 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try store.recentEvents().map(\.time), [2, 1, 0])
         XCTAssertEqual(try store.recentEvents(user: "alice").map(\.time), [2, 0])
         XCTAssertEqual(try store.recentEvents(limit: 1).count, 1)
+    }
+
+    /// Schema 4 drops the audit log's indexes (no query used them; every row wrote them): a
+    /// store made at schema 3 keeps its events, loses the two indexes, and the log still reads.
+    func testSchema4DropsTheAuditIndexesAndKeepsTheEvents() throws {
+        _ = try Store.open(path: path, mode: .administer) // the trusted directory
+        let old = dir + "/store/v3.db"
+        do {
+            let c = try Connection(path: old, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            try c.execute("PRAGMA journal_mode = WAL")
+            for m in Schema.migrations.prefix(3) { try c.execute(m.sql) }
+            try c.execute("PRAGMA user_version = 3")
+            try c.execute("""
+                INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason)
+                VALUES (1, 'alice', 'sudo', '', '', 'passcode', 'success', 'passcode-accepted'),
+                       (2, 'bob', 'login', '', '', 'fingerprint', 'denied', 'finger-mismatch')
+                """)
+        }
+        chmod(old, 0o600)
+        func indexes(_ store: Store) throws -> [String] {
+            try store.connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY name").rows { $0.text(0) }
+        }
+        let before = try Connection(path: old, flags: SQLITE_OPEN_READONLY)
+        XCTAssertEqual(try before.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'events_by_%'").rows { $0.int(0) }, [2])
+        let store = try Store.open(path: old, mode: .administer)
+        XCTAssertEqual(try store.schemaVersion(), 4)
+        XCTAssertEqual(try indexes(store), [])
+        XCTAssertEqual(try store.recentEvents().map(\.user), ["bob", "alice"])
+        XCTAssertEqual(try store.recentEvents(user: "alice").map(\.time), [1])
+    }
+
+    /// Pruning looks at the oldest `batch` rows only, so its work is bounded whatever the size of
+    /// the log: among them it removes those past the age or count bound; an old-dated row behind
+    /// them waits for a later pass.
+    func testPruningRemovesExpiredRowsAmongTheOldestBatch() throws {
+        let store = try Store.open(path: path, mode: .administer)
+        store.retention = Store.Retention(maxAgeSeconds: 100, maxEvents: 1000)
+        // Times as written: the fifth row was written while the clock was set back.
+        for (i, time) in [Int64(10), 20, 500, 600, 30, 700].enumerated() {
+            try store.appendEvent(AuditEvent(time: time, user: "u\(i)", service: "sudo", tty: "", rhost: "",
+                                             method: .passcode, outcome: "success", reason: "passcode-accepted"))
+        }
+        try store.pruneEvents(now: 550, batch: 3)
+        XCTAssertEqual(try store.recentEvents(limit: 10).map(\.user), ["u5", "u4", "u3", "u2"],
+                       "the two expired rows among the oldest three go; the set-back one beyond them stays")
+        try store.pruneEvents(now: 550, batch: 3)
+        XCTAssertEqual(try store.recentEvents(limit: 10).map(\.user), ["u5", "u3", "u2"], "the next pass reaches it")
+        // The count bound, by id: ids 5 and 6 are the newest two; id 5 is already gone.
+        store.retention = Store.Retention(maxAgeSeconds: 100_000, maxEvents: 2)
+        try store.pruneEvents(now: 550, batch: 3)
+        XCTAssertEqual(try store.recentEvents(limit: 10).map(\.user), ["u5"])
     }
 }
 
