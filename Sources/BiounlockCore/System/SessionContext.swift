@@ -76,13 +76,24 @@ public enum SessionProbe {
         Directory.forEachEntry(in: path) { name in
             seen += 1
             if name.hasPrefix(".") { return seen < 16 }
-            if case .success(let state) = readSmallFile(path + "/" + name + "/state"), state.contains("closed") {
+            if case .success(let state) = readSmallFile(path + "/" + name + "/state"), contains(state, "closed") {
                 closed = true
                 return false
             }
             return seen < 16
         }
         return closed
+    }
+
+    /// Whether `text` holds `word`, byte for byte. (`String.contains(String)` comes from
+    /// _StringProcessing, whose generic search cost more than reading the file.)
+    static func contains(_ text: String, _ word: String) -> Bool {
+        let haystack = Array(text.utf8), needle = Array(word.utf8)
+        guard haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+            return true
+        }
+        return false
     }
 
     public static func hostname() -> String? { Host.name() }

@@ -43,4 +43,21 @@ final class SessionProbeTests: XCTestCase {
         XCTAssertFalse(SessionProbe.lidClosed(at: dir + "/absent"))
         XCTAssertNotNil(SessionProbe.bootID())
     }
+
+    /// The byte search the lid check uses agrees with the stdlib's String.contains.
+    func testContainsAgreesWithTheStandardLibrary() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [String] = ["c", "l", "o", "s", "e", "d", " ", "\n", "é", "\u{0301}", "🙂", ":"]
+        for _ in 0..<5000 {
+            let text = (0..<Int.random(in: 0...14, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "" }.joined()
+            let word = (0..<Int.random(in: 1...4, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "" }.joined()
+            // Byte equality, not canonical equivalence: differs from String.contains only where
+            // a combining mark follows (never in a kernel's "state: closed").
+            if word.unicodeScalars.contains(where: { $0.value == 0x301 }) || text.unicodeScalars.contains(where: { $0.value == 0x301 }) { continue }
+            XCTAssertEqual(SessionProbe.contains(text, word), text.contains(word), "\(text.debugDescription) \(word.debugDescription)")
+        }
+        XCTAssertTrue(SessionProbe.contains("state:      closed\n", "closed"))
+        XCTAssertFalse(SessionProbe.contains("clos", "closed"))
+        XCTAssertFalse(SessionProbe.contains("", "closed"))
+    }
 }
