@@ -276,7 +276,7 @@ public final class Store: AuthStore {
 
     // MARK: AuthStore (the module's path)
 
-    public func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
+    public func loadUser(_ name: String, withTemplates: Bool) throws(StoreFailure) -> UserRecord? {
         try connection.transaction(immediate: false) { () throws(StoreFailure) -> UserRecord? in
             let users = try connection.prepare("""
                 SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure,
@@ -311,7 +311,7 @@ public final class Store: AuthStore {
             }) {
                 record.serviceOverrides[service] = enabled
             }
-            record.templates = try templates(user: name)
+            if withTemplates { record.templates = try templates(user: name) }
             return record
         }
     }
@@ -613,7 +613,7 @@ public final class Store: AuthStore {
 
     // MARK: administration (the CLI's path)
 
-    func templates(user: String) throws(StoreFailure) -> [Template] {
+    public func templates(user: String) throws(StoreFailure) -> [Template] {
         try connection.prepare("""
             SELECT finger, sensor, data, driver, device, created FROM templates WHERE user = ? ORDER BY created, finger
             """).bind([.text(user)]).rows { r -> Template? in

@@ -133,7 +133,12 @@ public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible 
 
 /// What the policy chain needs from the store during one transaction.
 public protocol AuthStore: AnyObject {
-    func loadUser(_ name: String) throws(StoreFailure) -> UserRecord?
+    /// The user's row. `withTemplates: false` leaves `templates` empty: the module reads the
+    /// prints (`templates(user:)`) only when it opens a reader for them, so an attempt that
+    /// never asks for the finger (not enabled, lid closed, remote, locked) never reads them.
+    func loadUser(_ name: String, withTemplates: Bool) throws(StoreFailure) -> UserRecord?
+    /// The user's enrolled prints, of every backend.
+    func templates(user: String) throws(StoreFailure) -> [Template]
     /// Adds one failed match to the user's consecutive counter (atomically); returns the new count
     /// once it would survive a power loss.
     @discardableResult
@@ -187,6 +192,11 @@ extension AuthStore {
     public func passcodeAttemptsInFlight(user: String) -> Bool { false }
 
     /// An attempt whose success writes nothing more.
+    /// The whole row, prints included (the CLI's read).
+    public func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
+        try loadUser(name, withTemplates: true)
+    }
+
     public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
         try attemptPasscode(user: user, threshold: threshold, clock: clock, bootID: bootID, onAccepted: {}, check: check)
     }

@@ -137,7 +137,7 @@ public final class PolicyChain {
             // As fast as a known user who has not enabled biometric unlock: the same store lookup
             // and no Argon2id, so that neither time nor prompt tells which names exist (the next
             // module, pam_unix, evens out its own timing). No audit row, as for "not enabled".
-            if case .success(let store) = openStore() { _ = try? store.loadUser(request.user) }
+            if case .success(let store) = openStore() { _ = try? store.loadUser(request.user, withTemplates: false) }
             return Decision(.userUnknown, .unknownUser)
         }
         let store: AuthStore
@@ -151,7 +151,7 @@ public final class PolicyChain {
 
         let user: UserRecord
         do {
-            guard let found = try store.loadUser(account.name), found.isEnabled(for: request.service) else {
+            guard let found = try store.loadUser(account.name, withTemplates: false), found.isEnabled(for: request.service) else {
                 return Decision(.ignore, .notEnabled)
             }
             user = found
@@ -243,6 +243,12 @@ public final class PolicyChain {
     // MARK: step 7: the reader
 
     func openReader(user: UserRecord, request: AuthRequest, store: AuthStore) -> Result<FingerSession, Reason> {
+        // The prints are read now, not with the row: only an attempt that gets this far needs them.
+        var user = user
+        do { user.templates = try store.templates(user: user.name) } catch {
+            logger.log(.error, "store unreadable: \(error)")
+            return .failure(.storeUnavailable)
+        }
         // The provider decides what "enrolled" means: the store's templates, or (sensor=fprintd)
         // the fingers fprintd holds for the user (SensorProvider.openReader(for:options:)).
         switch sensors.openReader(for: user, options: options) {

@@ -38,10 +38,20 @@ final class MemoryStore: AuthStore {
 
     /// How many times a user's row was looked up.
     var loads = 0
-    func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
+    func loadUser(_ name: String, withTemplates: Bool) throws(StoreFailure) -> UserRecord? {
         loads += 1
         if failReads { throw StoreFailure("read failed") }
-        return users[name]
+        guard var record = users[name] else { return nil }
+        if !withTemplates { record.templates = [] }
+        return record
+    }
+    /// How many times a user's prints were read.
+    var templateReads = 0
+    var failTemplateReads = false
+    func templates(user: String) throws(StoreFailure) -> [Template] {
+        templateReads += 1
+        if failReads || failTemplateReads { throw StoreFailure("read failed") }
+        return users[user]?.templates ?? []
     }
     func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) -> Int {
         if failWrites { throw StoreFailure("disk full") }

@@ -510,6 +510,30 @@ extension PolicyChainTests {
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint))
     }
 
+    /// The prints are read when a reader is opened for them, not with the row: an attempt that
+    /// never asks for the finger never reads them; one whose read fails goes on without the finger.
+    func testThePrintsAreReadOnlyWhenTheReaderIsOpened() {
+        facts = SessionFacts(lidClosed: true)
+        conversation.replies = [Self.secret("2468")]
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.passcode))
+        XCTAssertEqual(store.templateReads, 0, "the lid is closed: the finger is not asked for")
+        XCTAssertEqual(run(nil, user: "bob").reason, .notEnabled)
+        XCTAssertEqual(store.templateReads, 0, "not enabled")
+
+        facts = SessionFacts()
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
+        XCTAssertEqual(store.templateReads, 1)
+        XCTAssertEqual(sensor.verifyCalls, 1)
+
+        store.failTemplateReads = true
+        conversation.replies = [Self.secret("2468")]
+        let unused = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(unused).outcome, .success(.passcode), "no prints to compare with: the passcode still works")
+        XCTAssertEqual(unused.verifyCalls, 0)
+        XCTAssertTrue(logger.text.contains("store unreadable"), logger.text)
+    }
+
     func testPatternPasscodesAreComparedCanonically() throws {
         let hash = try Passcode.hash(try Pattern.canonicalSecret(Secret(bytes: Array("12369".utf8))!).get(), opsLimit: 1, memLimit: 8192)
         store.users["alice"]?.passcode = StoredPasscode(hash: hash, kind: .pattern)
