@@ -132,6 +132,21 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try pragma(store, "journal_size_limit"), Int64(Store.walSizeLimit))
     }
 
+    /// SQLite's process-wide settings are made before the first open, or refused (a process that
+    /// used SQLite first keeps its defaults); made, SQLite keeps no memory statistics.
+    func testSQLiteIsConfiguredBeforeTheFirstOpen() throws {
+        let store = try Store.open(path: path, mode: .administer)
+        try store.setEnabled(true, user: "alice", service: nil, at: 1)
+        XCTAssertTrue([SQLITE_OK, SQLITE_MISUSE].contains(Connection.configured), "\(Connection.configured)")
+        var current: Int64 = -1, highest: Int64 = -1
+        XCTAssertEqual(sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &current, &highest, 0), SQLITE_OK)
+        if Connection.configured == SQLITE_OK {
+            XCTAssertEqual(current, 0, "no memory statistics")
+        } else {
+            XCTAssertGreaterThan(current, 0, "SQLite's defaults: statistics kept")
+        }
+    }
+
     func testWritesInOneTransactionCommitTogether() throws {
         let admin = try Store.open(path: path, mode: .administer)
         try admin.setEnabled(true, user: "alice", service: nil, at: 1)
