@@ -82,7 +82,7 @@ public enum OptionParser {
     public static func apply(arguments words: [String], to options: inout Options, origins: inout OptionOrigins) -> [OptionDiagnostic] {
         var diagnostics: [OptionDiagnostic] = []
         for (index, word) in words.enumerated() {
-            let (key, value) = split(word, separator: "=")
+            let (key, value) = split(word)
             if let d = apply(key: key, value: value, to: &options, location: "argument \(index + 1)", source: "arguments", origins: &origins) {
                 diagnostics.append(d)
             }
@@ -95,7 +95,7 @@ public enum OptionParser {
         var options = Options()
         var found: String?
         for word in words {
-            let (key, value) = split(word, separator: "=")
+            let (key, value) = split(word)
             if key == "config", let d = Options.key(named: "config"), d.apply(&options, value) {
                 found = options.configPath
             }
@@ -120,7 +120,7 @@ public enum OptionParser {
             let line = trim(rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "")
             if line.isEmpty { continue }
             let location = "\(path):\(lineNumber)"
-            let (rawKey, rawValue) = split(line, separator: "=")
+            let (rawKey, rawValue) = split(line)
             let key = trim(rawKey)
             let value = rawValue.map(trim)
             if key.isEmpty || key.contains(" ") || value == "" {
@@ -153,16 +153,22 @@ public enum OptionParser {
                                 kept: origins.kept(key), replaced: earlier.shown)
     }
 
-    static func split(_ word: String, separator: Character) -> (String, String?) {
-        guard let index = word.firstIndex(of: separator) else { return (word, nil) }
-        return (String(word[..<index]), String(word[word.index(after: index)...]))
+    /// "key=value" split at the first "=" (nil: no "="). Both this and trim work on the UTF-8
+    /// bytes: the Character versions ran a grapheme-breaking pass over every module argument of
+    /// every transaction, for separators and blanks that are single ASCII bytes.
+    static func split(_ word: String) -> (String, String?) {
+        guard let index = word.utf8.firstIndex(of: UInt8(ascii: "=")) else { return (word, nil) }
+        return (String(word[..<index]), String(word[word.utf8.index(after: index)...]))
     }
 
+    /// Without leading and trailing spaces, tabs and carriage returns.
     static func trim(_ s: String) -> String {
-        var scalars = Substring(s)
-        while let c = scalars.first, c == " " || c == "\t" || c == "\r" { scalars.removeFirst() }
-        while let c = scalars.last, c == " " || c == "\t" || c == "\r" { scalars.removeLast() }
-        return String(scalars)
+        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0d }
+        let bytes = s.utf8
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, blank(bytes[start]) { start = bytes.index(after: start) }
+        while start < end, blank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return String(s[start..<end])
     }
 }
 

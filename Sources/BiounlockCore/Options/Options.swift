@@ -393,7 +393,7 @@ extension Options {
         var result = self
         var ignored: [String] = []
         for word in words.prefix(64) {
-            let (key, value) = OptionParser.split(word, separator: "=")
+            let (key, value) = OptionParser.split(word)
             guard let known = Options.key(named: key), value.map({ $0.utf8.count <= maximumOptionValueLength }) ?? true else {
                 ignored.append(sanitizedForLog(key)); continue
             }

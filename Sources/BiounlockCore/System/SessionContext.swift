@@ -58,7 +58,7 @@ public enum SessionProbe {
         }
         if let id = environment("XDG_SESSION_ID"), valid(id) { return id }
         if case .success(let text) = readSmallFile("/proc/self/sessionid") {
-            let id = OptionParser.trim(text.filter { $0 != "\n" })
+            let id = OptionParser.trim(withoutNewlines(text))
             if valid(id) && id != "4294967295" { return id }
         }
         return nil
@@ -101,9 +101,14 @@ public enum SessionProbe {
     /// The kernel's id for this boot (changes at every boot).
     public static func bootID(path: String = "/proc/sys/kernel/random/boot_id") -> String? {
         guard case .success(let text) = readSmallFile(path) else { return nil }
-        let id = OptionParser.trim(text.filter { $0 != "\n" })
+        let id = OptionParser.trim(withoutNewlines(text))
         return id.isEmpty ? nil : id
     }
+}
+
+/// `text` without its "\n" bytes (a byte filter: the Character one breaks graphemes).
+func withoutNewlines(_ text: String) -> String {
+    String(decoding: text.utf8.filter { $0 != 0x0a }, as: UTF8.self)
 }
 
 /// Reads at most 4 KiB of a kernel or runtime file (no trust checks: these only ever make

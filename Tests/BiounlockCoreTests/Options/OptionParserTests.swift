@@ -121,6 +121,28 @@ final class OptionParserTests: XCTestCase {
         XCTAssertEqual(sanitizedForLog(String(repeating: "x", count: 100)).count, 65)
     }
 
+    /// split and trim work on bytes; they agree with the Character versions they replaced on
+    /// every text where "=" and the blanks are characters of their own (not followed by a
+    /// combining mark, as in no option anyone writes).
+    func testSplitAndTrimAgreeWithCharacterSearch() {
+        let alphabet = ["a", "=", " ", "\t", "\r", "é", "🙂", "z", "==", "ß", "\u{10FFFF}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let text = (0..<Int.random(in: 0...10, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "" }.joined()
+            let expected: (String, String?) = text.firstIndex(of: "=").map { (String(text[..<$0]), String(text[text.index(after: $0)...])) } ?? (text, nil)
+            let got = OptionParser.split(text)
+            XCTAssertEqual(got.0, expected.0, text.debugDescription)
+            XCTAssertEqual(got.1, expected.1, text.debugDescription)
+            var trimmed = Substring(text)
+            while let c = trimmed.first, c == " " || c == "\t" || c == "\r" { trimmed.removeFirst() }
+            while let c = trimmed.last, c == " " || c == "\t" || c == "\r" { trimmed.removeLast() }
+            XCTAssertEqual(OptionParser.trim(text), String(trimmed), text.debugDescription)
+        }
+        XCTAssertTrue(OptionParser.split("timeout").1 == nil)
+        XCTAssertEqual(OptionParser.split("db=/a=b").1, "/a=b")
+        XCTAssertEqual(OptionParser.trim(" \t value \r"), "value")
+    }
+
     func testNewOptionsParse() {
         var o = Options()
         let d = OptionParser.apply(arguments: ["bio_lockout=3", "bio_unlock_time=1h", "passcode_lockout=7", "require_passcode=boot",
