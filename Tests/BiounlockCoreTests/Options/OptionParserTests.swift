@@ -143,6 +143,32 @@ final class OptionParserTests: XCTestCase {
         XCTAssertEqual(OptionParser.trim(" \t value \r"), "value")
     }
 
+    /// The config file's lines are found on bytes; they are the lines the Character split found,
+    /// CR LF and the Unicode line separators included, and so are the comments cut at "#".
+    func testConfigLinesAreTheLinesOfTheCharacterSplit() {
+        let alphabet = ["a", "=", " ", "#", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{85}", "\u{2028}", "\u{2029}",
+                        "\u{2027}", "\u{84}", "é", "\u{FEFF}", "🙂", "\n\r"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "" }.joined()
+            let expected = Substring(text).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            XCTAssertEqual(OptionParser.lines(of: Substring(text)), expected, text.debugDescription)
+            for line in expected {
+                let old = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+                let new = String(line.utf8.firstIndex(of: UInt8(ascii: "#")).map { line[..<$0] } ?? line)
+                XCTAssertEqual(new, old, line.debugDescription)
+            }
+        }
+        // And the whole file: the same options and diagnostics, line numbers included.
+        let text = "# c\r\ntimeout = 7\r\n\rmax_tries=2 # two\u{2028}bogus\n = 1\nreason = a=b#c\n"
+        var options = Options()
+        let diagnostics = OptionParser.apply(configText: text, path: "f", to: &options)
+        XCTAssertEqual(options.timeoutSeconds, 7)
+        XCTAssertEqual(options.maxTries, 2)
+        XCTAssertEqual(options.reason, "a=b")
+        XCTAssertEqual(diagnostics.map(\.location), ["f:5", "f:6"])
+    }
+
     func testNewOptionsParse() {
         var o = Options()
         let d = OptionParser.apply(arguments: ["bio_lockout=3", "bio_unlock_time=1h", "passcode_lockout=7", "require_passcode=boot",
