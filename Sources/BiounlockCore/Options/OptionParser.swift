@@ -143,32 +143,35 @@ public enum OptionParser {
     /// the UTF-8 bytes, which for a config file of comments cost a tenth of the Character walk
     /// (that walk was a third of a sudo's time in the module, for users without biometric unlock).
     static func lines(of text: Substring) -> [Substring] {
+        // Where each separator starts and how long it is, scanned on the contiguous bytes.
+        var separators: [(offset: Int, length: Int)] = []
+        func scan(_ bytes: UnsafeBufferPointer<UInt8>) {
+            var i = 0
+            while i < bytes.count {
+                var length = 0
+                switch bytes[i] {
+                case 0x0a, 0x0b, 0x0c: length = 1
+                case 0x0d: length = i + 1 < bytes.count && bytes[i + 1] == 0x0a ? 2 : 1
+                case 0xc2: if i + 1 < bytes.count && bytes[i + 1] == 0x85 { length = 2 }
+                case 0xe2: if i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xa8 || bytes[i + 2] == 0xa9) { length = 3 }
+                default: break
+                }
+                if length > 0 { separators.append((i, length)); i += length } else { i += 1 }
+            }
+        }
+        if text.utf8.withContiguousStorageIfAvailable(scan) == nil {
+            let copy = Array(text.utf8)
+            copy.withUnsafeBufferPointer(scan)
+        }
         let bytes = text.utf8
         var lines: [Substring] = []
-        var start = bytes.startIndex, i = bytes.startIndex
-        while i < bytes.endIndex {
-            let byte = bytes[i]
-            var length = 0
-            switch byte {
-            case 0x0a, 0x0b, 0x0c: length = 1
-            case 0x0d:
-                let next = bytes.index(after: i)
-                length = next < bytes.endIndex && bytes[next] == 0x0a ? 2 : 1
-            case 0xc2:
-                let next = bytes.index(after: i)
-                if next < bytes.endIndex && bytes[next] == 0x85 { length = 2 }
-            case 0xe2:
-                let second = bytes.index(after: i)
-                if second < bytes.endIndex, bytes[second] == 0x80 {
-                    let third = bytes.index(after: second)
-                    if third < bytes.endIndex, bytes[third] == 0xa8 || bytes[third] == 0xa9 { length = 3 }
-                }
-            default: break
-            }
-            if length == 0 { i = bytes.index(after: i); continue }
-            lines.append(text[start..<i])
-            i = bytes.index(i, offsetBy: length)
-            start = i
+        lines.reserveCapacity(separators.count + 1)
+        var start = bytes.startIndex, consumed = 0
+        for separator in separators {
+            let end = bytes.index(start, offsetBy: separator.offset - consumed)
+            lines.append(text[start..<end])
+            start = bytes.index(end, offsetBy: separator.length)
+            consumed = separator.offset + separator.length
         }
         lines.append(text[start..<bytes.endIndex])
         return lines
