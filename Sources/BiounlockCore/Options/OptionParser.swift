@@ -115,21 +115,21 @@ public enum OptionParser {
         // A UTF-8 byte-order mark (some editors write one) is not part of the first key.
         var text = Substring(rawText)
         if text.unicodeScalars.first == "\u{FEFF}" { text = Substring(text.unicodeScalars.dropFirst()) }
-        for rawLine in lines(of: text) {
+        forEachLine(of: text) { rawLine in
             lineNumber += 1
             let line = trim(String(rawLine.utf8.firstIndex(of: UInt8(ascii: "#")).map { rawLine[..<$0] } ?? rawLine))
-            if line.isEmpty { continue }
+            if line.isEmpty { return }
             let location = "\(path):\(lineNumber)"
             let (rawKey, rawValue) = split(line)
             let key = trim(rawKey)
             let value = rawValue.map(trim)
             if key.isEmpty || key.utf8.contains(UInt8(ascii: " ")) || value == "" {
                 diagnostics.append(OptionDiagnostic(kind: .malformedLine, location: location))
-                continue
+                return
             }
             if key == "config" {
                 diagnostics.append(OptionDiagnostic(kind: .notAllowedInConfigFile(key), location: location))
-                continue
+                return
             }
             if let d = apply(key: key, value: value, to: &options, location: location, source: path, origins: &origins) {
                 diagnostics.append(d)
@@ -138,43 +138,38 @@ public enum OptionParser {
         return diagnostics
     }
 
-    /// The lines of `text`, split where a Character is a newline (LF, VT, FF, CR, CR LF, NEL,
-    /// U+2028, U+2029), as `split(whereSeparator: \.isNewline)` splits them -- found by scanning
-    /// the UTF-8 bytes, which for a config file of comments cost a tenth of the Character walk
-    /// (that walk was a third of a sudo's time in the module, for users without biometric unlock).
-    static func lines(of text: Substring) -> [Substring] {
-        // Where each separator starts and how long it is, scanned on the contiguous bytes.
-        var separators: [(offset: Int, length: Int)] = []
-        func scan(_ bytes: UnsafeBufferPointer<UInt8>) {
+    /// Calls `body` with each line of `text`, split where a Character is a newline (LF, VT, FF,
+    /// CR, CR LF, NEL, U+2028, U+2029), as `split(whereSeparator: \.isNewline)` splits them --
+    /// found by scanning the UTF-8 bytes, which for a config file of comments cost a tenth of the
+    /// Character walk (that walk was a third of a sudo's time in the module, for users without
+    /// biometric unlock). No array of lines is built: in a fresh process each new array type is
+    /// made at run time.
+    static func forEachLine(of text: Substring, _ body: (Substring) -> Void) {
+        let bytes = text.utf8
+        var start = bytes.startIndex, consumed = 0
+        func scan(_ buffer: UnsafeBufferPointer<UInt8>) {
             var i = 0
-            while i < bytes.count {
+            while i < buffer.count {
                 var length = 0
-                switch bytes[i] {
+                switch buffer[i] {
                 case 0x0a, 0x0b, 0x0c: length = 1
-                case 0x0d: length = i + 1 < bytes.count && bytes[i + 1] == 0x0a ? 2 : 1
-                case 0xc2: if i + 1 < bytes.count && bytes[i + 1] == 0x85 { length = 2 }
-                case 0xe2: if i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xa8 || bytes[i + 2] == 0xa9) { length = 3 }
+                case 0x0d: length = i + 1 < buffer.count && buffer[i + 1] == 0x0a ? 2 : 1
+                case 0xc2: if i + 1 < buffer.count && buffer[i + 1] == 0x85 { length = 2 }
+                case 0xe2: if i + 2 < buffer.count && buffer[i + 1] == 0x80 && (buffer[i + 2] == 0xa8 || buffer[i + 2] == 0xa9) { length = 3 }
                 default: break
                 }
-                if length > 0 { separators.append((i, length)); i += length } else { i += 1 }
+                if length == 0 { i += 1; continue }
+                let end = bytes.index(start, offsetBy: i - consumed)
+                body(text[start..<end])
+                start = bytes.index(end, offsetBy: length)
+                i += length
+                consumed = i
             }
         }
-        if text.utf8.withContiguousStorageIfAvailable(scan) == nil {
-            let copy = Array(text.utf8)
-            copy.withUnsafeBufferPointer(scan)
+        if bytes.withContiguousStorageIfAvailable(scan) == nil {
+            Array(bytes).withUnsafeBufferPointer(scan)
         }
-        let bytes = text.utf8
-        var lines: [Substring] = []
-        lines.reserveCapacity(separators.count + 1)
-        var start = bytes.startIndex, consumed = 0
-        for separator in separators {
-            let end = bytes.index(start, offsetBy: separator.offset - consumed)
-            lines.append(text[start..<end])
-            start = bytes.index(end, offsetBy: separator.length)
-            consumed = separator.offset + separator.length
-        }
-        lines.append(text[start..<bytes.endIndex])
-        return lines
+        body(text[start..<bytes.endIndex])
     }
 
     static func apply(key: String, value: String?, to options: inout Options, location: String, source: String,

@@ -152,7 +152,9 @@ final class OptionParserTests: XCTestCase {
         for _ in 0..<20_000 {
             let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "" }.joined()
             let expected = Substring(text).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
-            XCTAssertEqual(OptionParser.lines(of: Substring(text)), expected, text.debugDescription)
+            var lines: [Substring] = []
+            OptionParser.forEachLine(of: Substring(text)) { lines.append($0) }
+            XCTAssertEqual(lines, expected, text.debugDescription)
             for line in expected {
                 let old = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
                 let new = String(line.utf8.firstIndex(of: UInt8(ascii: "#")).map { line[..<$0] } ?? line)

@@ -10,6 +10,9 @@ final class OptionsTests: XCTestCase {
         for bad in ["", "reboot", "boot,", "0h", "-1h", "99999999d"] { XCTAssertNil(PasscodeRequirementRules(parsing: bad), bad) }
         XCTAssertEqual(parseDuration("15m"), 900); XCTAssertEqual(parseDuration("900"), 900); XCTAssertEqual(parseDuration("2d"), 172800)
         XCTAssertNil(parseDuration("m")); XCTAssertNil(parseDuration("1w"))
+        XCTAssertEqual(parseDuration("30s"), 30); XCTAssertEqual(parseDuration("72h"), 259_200)
+        XCTAssertNil(parseDuration("")); XCTAssertNil(parseDuration("367d")); XCTAssertNotNil(parseDuration("366d"))
+        XCTAssertNil(parseDuration("5m\u{301}"), "a unit with a combining mark is no unit"); XCTAssertNil(parseDuration("5é"))
         XCTAssertEqual(formatDuration(72 * 3600), "3d"); XCTAssertEqual(formatDuration(90), "90s")
         XCTAssertFalse(describeTimeLeft(Int64.max).isEmpty, "no overflow")
         XCTAssertEqual(describeTimeLeft(Int64.min), "1 s")
