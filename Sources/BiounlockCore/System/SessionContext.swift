@@ -15,7 +15,9 @@ public enum SessionProbe {
     /// Loopback *addresses* (127.0.0.1, ::1) are not among them: only network services put an
     /// address there, and a connection to the loopback address can come from anywhere through a
     /// tunnel (`ssh -R`), which is why pam_fprintd treats them as remote too.
-    static let localNames: Set<String> = ["localhost", "localhost.localdomain", "localhost6", "ip6-localhost"]
+    /// (An array, not a Set: a fresh sudo built Set<String>'s type at run time, with a search of
+    /// the module's conformances, for four comparisons.)
+    static let localNames: [String] = ["localhost", "localhost.localdomain", "localhost6", "ip6-localhost"]
 
     /// - Parameters:
     ///   - tty: PAM_TTY; sshd sets "ssh" before authentication.
@@ -40,11 +42,13 @@ public enum SessionProbe {
         return nil
     }
 
+    /// Host names compare without regard to ASCII case (as DNS does; a name that differs in
+    /// another script's case is not this machine: the finger is skipped, the safe side).
     static func isLocal(_ rhost: String, hostname: String?) -> Bool {
-        let host = rhost.lowercased()
+        let host = asciiLowercased(rhost)
         if localNames.contains(host) { return true }
         if let hostname, !hostname.isEmpty {
-            let own = hostname.lowercased()
+            let own = asciiLowercased(hostname)
             if host == own || host.hasPrefix(own + ".") { return true }
         }
         return false
@@ -83,6 +87,10 @@ public enum SessionProbe {
             return seen < 16
         }
         return closed
+    }
+
+    static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Whether `text` holds `word`, byte for byte. (`String.contains(String)` comes from

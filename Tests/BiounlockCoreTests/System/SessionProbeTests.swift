@@ -6,7 +6,7 @@ final class SessionProbeTests: XCTestCase {
     func testRemoteDetection() {
         let none: (String) -> String? = { _ in nil }
         XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: none, logindPath: "/nonexistent", hostname: "box"))
-        for local in ["localhost", "box", "BOX", "box.example.org"] {
+        for local in ["localhost", "LocalHost.LocalDomain", "box", "BOX", "box.example.org", "Box.Example.Org"] {
             XCTAssertNil(SessionProbe.remoteReason(rhost: local, environment: none, logindPath: "/nonexistent", hostname: "box"), local)
         }
         // Addresses come only from network services, and a loopback connection can be a tunnel.
@@ -18,6 +18,10 @@ final class SessionProbeTests: XCTestCase {
         XCTAssertNil(SessionProbe.remoteReason(rhost: "", tty: "/dev/pts/3", environment: none, logindPath: "/x", hostname: "box"))
         XCTAssertEqual(SessionProbe.remoteReason(rhost: "203.0.113.9", environment: none, logindPath: "/x", hostname: "box"), "PAM_RHOST=203.0.113.9")
         XCTAssertEqual(SessionProbe.remoteReason(rhost: "boxer", environment: none, logindPath: "/x", hostname: "box"), "PAM_RHOST=boxer")
+        XCTAssertNil(SessionProbe.remoteReason(rhost: "BOX", environment: none, logindPath: "/x", hostname: "Box"), "either side's case")
+        XCTAssertEqual(SessionProbe.remoteReason(rhost: "ÉTÉ", environment: none, logindPath: "/x", hostname: "été"), "PAM_RHOST=??T??",
+                       "only ASCII letters fold: a name that differs in another script's case is not this machine (the finger is skipped)")
+        XCTAssertEqual(SessionProbe.asciiLowercased("AbC-é-Z9"), "abc-é-z9")
         XCTAssertEqual(SessionProbe.remoteReason(rhost: "", environment: { $0 == "SSH_CLIENT" ? "203.0.113.9 5 22" : nil },
                                                  logindPath: "/x", hostname: "box"), "SSH_CLIENT")
     }
