@@ -41,8 +41,11 @@ public enum Localization {
 
     struct State {
         var directory = Localization.defaultDirectory
-        /// Per directory: nil when its catalogs passed, or what is wrong with them.
-        var verdicts: [String: String?] = [:]
+        /// Per directory: nil when its catalogs passed, or what is wrong with them. (A list, not
+        /// a [String: String?]: a process has one directory or two, and a dictionary's type was
+        /// built at run time in every fresh sudo with a UTF-8 locale, with a search of the
+        /// module's conformances.)
+        var verdicts: [(directory: String, problem: String?)] = []
         /// Problems not yet handed to a logger (takeProblem).
         var unreported: [String] = []
     }
@@ -74,11 +77,11 @@ public enum Localization {
         return state.withLock { s in
             let directory = s.directory
             let verdict: String?
-            if let known = s.verdicts[directory] {
-                verdict = known
+            if let known = s.verdicts.first(where: { $0.directory == directory }) {
+                verdict = known.problem
             } else {
                 verdict = CatalogDirectory.problem(directory, domain: domain)
-                s.verdicts[directory] = .some(verdict)
+                s.verdicts.append((directory, verdict))
                 if let verdict { s.unreported.append("translations disabled, English only: \(verdict)") }
             }
             return verdict == nil && Gettext.bind(domain: domain, directory: directory)
