@@ -61,6 +61,8 @@ public final class Store: AuthStore {
     private var wrote = false
     /// Whether readyForWriting has run.
     private var readyToWrite = false
+    /// Whether requireCurrentSchema has passed on this connection.
+    private var schemaChecked = false
     let clock: Clock = SystemClock()
     /// The two bounds, per connection (tests shorten them).
     var writeQueueWait = Store.writeQueueWaitMilliseconds
@@ -106,23 +108,35 @@ public final class Store: AuthStore {
         // The CLI's connection is made ready to write at once; the module's at its first write
         // (write()), so that a sudo that only reads runs none of these statements.
         if case .administer = mode { try store.readyForWriting() }
-        let version = try store.schemaVersion()
         switch mode {
         case .authenticate:
+            // The schema version is checked in the connection's first transaction
+            // (requireCurrentSchema), with what it reads or writes: a sudo's first read
+            // transaction holds the version and the user's row, not the version alone.
             try store.keepJournalFiles()
-            if version > Schema.currentVersion {
-                throw StoreFailure("\(path) has schema version \(version), newer than this module (\(Schema.currentVersion)); upgrade biounlock")
-            }
-            if version < Schema.currentVersion {
-                throw StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
-            }
         case .administer:
             // Made here for the module; a lock file that cannot be used (a read-only mount, one that
             // is not root's) leaves the CLI working without the queue, and the module refuses it.
             _ = try? store.openLockFile()
-            try store.migrate(from: version)
+            store.schemaChecked = true // migrate decides on the version itself
+            try store.migrate(from: try store.schemaVersion())
         }
         return store
+    }
+
+    /// Throws unless the store is at this build's schema version -- nothing is read or written
+    /// in a store of another version. Checked once per connection, inside its first transaction
+    /// (loadUser, templates, write); the CLI's connection at open, where it migrates.
+    func requireCurrentSchema() throws(StoreFailure) {
+        guard !schemaChecked else { return }
+        let version = try schemaVersion()
+        if version > Schema.currentVersion {
+            throw StoreFailure("\(path) has schema version \(version), newer than this module (\(Schema.currentVersion)); upgrade biounlock")
+        }
+        if version < Schema.currentVersion {
+            throw StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
+        }
+        schemaChecked = true
     }
 
     /// The store as an authentication opens it -- the module, biounlock-check and `biounlock
@@ -278,6 +292,7 @@ public final class Store: AuthStore {
 
     public func loadUser(_ name: String, withTemplates: Bool) throws(StoreFailure) -> UserRecord? {
         try connection.transaction(immediate: false) { () throws(StoreFailure) -> UserRecord? in
+            try requireCurrentSchema()
             let users = try connection.prepare("""
                 SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure,
                        bio_failure_at, passcode_failure_at, passcode_success_at, passcode_boot_id,
@@ -534,7 +549,10 @@ public final class Store: AuthStore {
         try readyForWriting()
         writeDepth += 1
         defer { writeDepth -= 1 }
-        let result = try connection.transaction(immediate: true, body)
+        let result = try connection.transaction(immediate: true) { () throws(StoreFailure) -> T in
+            try requireCurrentSchema()
+            return try body()
+        }
         wrote = true
         return result
     }
@@ -614,7 +632,8 @@ public final class Store: AuthStore {
     // MARK: administration (the CLI's path)
 
     public func templates(user: String) throws(StoreFailure) -> [Template] {
-        try connection.prepare("""
+        try requireCurrentSchema()
+        return try connection.prepare("""
             SELECT finger, sensor, data, driver, device, created FROM templates WHERE user = ? ORDER BY created, finger
             """).bind([.text(user)]).rows { r -> Template? in
             // Rows that do not parse are skipped, never trusted.
@@ -628,7 +647,8 @@ public final class Store: AuthStore {
 
     /// Every user with a row, sorted by name.
     public func userNames() throws(StoreFailure) -> [String] {
-        try connection.prepare("SELECT name FROM users ORDER BY name").rows { $0.text(0) }
+        try requireCurrentSchema()
+        return try connection.prepare("SELECT name FROM users ORDER BY name").rows { $0.text(0) }
     }
 
     /// Every user's record, by name (`biounlock list`, doctor's account-binding checks).
@@ -727,6 +747,7 @@ public final class Store: AuthStore {
     /// The newest audit events first, filtered by user, service and time.
     public func recentEvents(user: String? = nil, service: String? = nil, since: Int64? = nil, limit: Int = 50) throws(StoreFailure) -> [AuditEvent] {
         // NULL parameters switch a filter off; the values are always bound, never spliced in.
+        try requireCurrentSchema()
         return try connection.prepare("""
             SELECT time, user, service, tty, rhost, method, outcome, reason FROM events
             WHERE (?2 IS NULL OR user = ?2) AND (?3 IS NULL OR service = ?3) AND (?4 IS NULL OR time >= ?4)

@@ -181,7 +181,17 @@ final class StoreTests: XCTestCase {
         _ = try Store.open(path: path, mode: .administer)
         let store = try Store.open(path: path, mode: .administer)
         try store.connection.execute("PRAGMA user_version = 99")
-        XCTAssertThrowsError(try Store.open(path: path, mode: .authenticate)) { XCTAssertTrue("\($0)".contains("newer"), "\($0)") }
+        // The module's connection checks the version in its first transaction, read or write,
+        // and reads or writes nothing in a store of another version.
+        XCTAssertThrowsError(try Store.open(path: path, mode: .authenticate).loadUser("alice")) { XCTAssertTrue("\($0)".contains("newer"), "\($0)") }
+        XCTAssertThrowsError(try Store.open(path: path, mode: .authenticate).templates(user: "alice")) { XCTAssertTrue("\($0)".contains("newer"), "\($0)") }
+        let module = try Store.open(path: path, mode: .authenticate)
+        XCTAssertThrowsError(try module.appendEvent(AuditEvent(time: 1, user: "alice", service: "sudo", tty: "", rhost: "",
+                                                               method: .passcode, outcome: "success", reason: "passcode-accepted"))) {
+            XCTAssertTrue("\($0)".contains("newer"), "\($0)")
+        }
+        XCTAssertThrowsError(try module.loadUser("alice"), "still refused after a failed write")
+        XCTAssertEqual(try store.recentEvents().count, 0, "nothing written")
         XCTAssertThrowsError(try Store.open(path: path, mode: .administer))
 
         let garbage = dir + "/store/garbage.db"
@@ -193,14 +203,14 @@ final class StoreTests: XCTestCase {
         let store = try Store.open(path: path, mode: .administer)
         try store.connection.execute("PRAGMA user_version = -3")
         XCTAssertThrowsError(try Store.open(path: path, mode: .administer)) { XCTAssertTrue("\($0)".contains("which no biounlock writes"), "\($0)") }
-        XCTAssertThrowsError(try Store.open(path: path, mode: .authenticate))
+        XCTAssertThrowsError(try Store.open(path: path, mode: .authenticate).loadUser("alice"))
     }
 
     func testOlderSchemaIsMigratedByTheCLIOnlyAndKeepsData() throws {
         _ = try Store.open(path: path, mode: .administer) // creates the trusted directory
         let empty = dir + "/store/old.db"
         FileManager.default.createFile(atPath: empty, contents: nil, attributes: [.posixPermissions: 0o600])
-        XCTAssertThrowsError(try Store.open(path: empty, mode: .authenticate)) { XCTAssertTrue("\($0)".contains("older"), "\($0)") }
+        XCTAssertThrowsError(try Store.open(path: empty, mode: .authenticate).loadUser("alice")) { XCTAssertTrue("\($0)".contains("older"), "\($0)") }
         let store = try Store.open(path: empty, mode: .administer)
         try store.setEnabled(true, user: "alice", service: nil, at: 5)
         let again = try Store.open(path: empty, mode: .administer)
