@@ -558,7 +558,8 @@ def CHANGES(facts, rows, baseline):
         "writers now leave, -0.03 ms for the write set-up at the first write, about -0.05 ms for SQLite linked in (direct calls), "
         "about -0.09 ms for the config file's lines found on bytes instead of Characters (measured with the shipped config file, "
         "which the bench reads since then; with no config file, as in the baseline, the module logged a notice instead: "
-        "about 0.03 ms less than reading the file now) "
+        "about 0.03 ms less than reading the file now), -0.02 to -0.06 ms for the schema version checked in the first read "
+        "transaction instead of one of its own "
         "(interleaved in-process runs before and after each); "
         "not separated from the difference between two runs on this shared machine")
     b, t = over("inproc", "bio-pin-min", "argon2-min")
@@ -571,7 +572,7 @@ def CHANGES(facts, rows, baseline):
         "then schema 4 (the audit log's two unused indexes dropped: two pages fewer in each success's commit and in the next "
         "count's sync, -0.08 to -0.10 ms), SQLite configured without memory statistics or a bulk page-cache allocation per "
         "connection (about -0.04 ms), the prints not read unless a reader is opened (about -0.02 ms), the config file parsed "
-        "on bytes (see above) (interleaved in-process runs)")
+        "on bytes and the schema version read in the first read transaction (see above) (interleaved in-process runs)")
     b, t = over("inproc", "bio-touch", "bio-off")
     row("touch over not enabled", b, t, f_ms, "the WAL left uncheckpointed at close until it is long: the close-time checkpoint's and the WAL restart's syncs once per few successes (see below); "
         "then two pages fewer in each success's commit (schema 4)")

@@ -156,7 +156,9 @@ public final class PolicyChain {
             }
             user = found
         } catch {
-            logger.log(.error, "store unreadable: \(error)")
+            // The first read is also where the store's schema version is checked (and where a
+            // store that cannot be read at all fails): the same "unavailable" as a failed open.
+            logger.log(.error, "store unavailable: \(error)")
             return Decision(.unavailable, .storeUnavailable)
         }
         // The row must belong to this account, not just to its name (AccountBinding): a name given

@@ -138,7 +138,9 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), storeResult: .failure(StoreFailure("missing"))).outcome, .unavailable)
         XCTAssertTrue(logger.text.contains("store unavailable"))
         store.failReads = true
+        logger.lines = []
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .unavailable)
+        XCTAssertTrue(logger.text.contains("store unavailable: read failed"), logger.text)
     }
 
     func testWrongFingersThenRightPasscode() {
