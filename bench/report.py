@@ -620,7 +620,7 @@ def NOTES(F, R, med, num, rows, facts, raw):
         notes.append(
             f"- **In process, user without biometric unlock: {signed_ms(off_in - permit_in)} ms over pam_permit "
             f"({ratio(off_in, permit_in)} its time).** Everything here is CPU (the CPU column matches the wall time): "
-            "reading the arguments and the config path, the NSS lookup of the user, the trust checks on the store "
+            "reading the arguments and the config file, the NSS lookup of the user, the trust checks on the store "
             "and its -wal/-shm files (stat), opening the store (SQLite maps the shared-memory index and parses the "
             "schema on every new connection: each sudo is a new connection) and one indexed read. No write and no "
             "sync: a user who has not enabled biometric unlock gets no audit row in the store, and the store's "
