@@ -18,6 +18,22 @@ final class StoreTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: dir)
     }
 
+    /// A store as a biounlock of schema `version` left it (its migrations only), with `rows`,
+    /// next to the test's store (in the trusted directory).
+    func storeAtSchema(_ version: Int, rows: String) throws -> String {
+        _ = try Store.open(path: path, mode: .administer) // the trusted directory
+        let old = dir + "/store/v\(version).db"
+        do {
+            let c = try Connection(path: old, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            try c.execute("PRAGMA journal_mode = WAL")
+            for m in Schema.migrations.prefix(version) { try c.execute(m.sql) }
+            try c.execute("PRAGMA user_version = \(version)")
+            try c.execute(rows)
+        }
+        chmod(old, 0o600)
+        return old
+    }
+
     func mode(_ p: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: p)[.posixPermissions] as? Int) ?? -1
     }
@@ -220,16 +236,7 @@ final class StoreTests: XCTestCase {
     /// Schema 3 binds each row to an account: the migration fills the uid each name has at that
     /// moment (a name that is no account stays unbound), and rows made later are bound as made.
     func testTheMigrationBindsExistingRowsToTheirAccounts() throws {
-        _ = try Store.open(path: path, mode: .administer) // the trusted directory
-        let old = dir + "/store/v2.db"
-        do {
-            let c = try Connection(path: old, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            try c.execute("PRAGMA journal_mode = WAL")
-            for m in Schema.migrations.prefix(2) { try c.execute(m.sql) }
-            try c.execute("PRAGMA user_version = 2")
-            try c.execute("INSERT INTO users(name, enabled, passcode_hash, passcode_kind) VALUES ('alice', 1, 'h', 'pin'), ('ghost', 1, 'h', 'pin')")
-        }
-        chmod(old, 0o600)
+        let old = try storeAtSchema(2, rows: "INSERT INTO users(name, enabled, passcode_hash, passcode_kind) VALUES ('alice', 1, 'h', 'pin'), ('ghost', 1, 'h', 'pin')")
         let accounts = ["alice": Account(name: "alice", uid: 1001), "carol": Account(name: "carol", uid: 1003)]
         let store = try Store.open(path: old, mode: .administer) { accounts[$0] }
         XCTAssertEqual(try store.schemaVersion(), Schema.currentVersion)
@@ -331,20 +338,11 @@ final class StoreTests: XCTestCase {
     /// Schema 4 drops the audit log's indexes (no query used them; every row wrote them): a
     /// store made at schema 3 keeps its events, loses the two indexes, and the log still reads.
     func testSchema4DropsTheAuditIndexesAndKeepsTheEvents() throws {
-        _ = try Store.open(path: path, mode: .administer) // the trusted directory
-        let old = dir + "/store/v3.db"
-        do {
-            let c = try Connection(path: old, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            try c.execute("PRAGMA journal_mode = WAL")
-            for m in Schema.migrations.prefix(3) { try c.execute(m.sql) }
-            try c.execute("PRAGMA user_version = 3")
-            try c.execute("""
-                INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason)
-                VALUES (1, 'alice', 'sudo', '', '', 'passcode', 'success', 'passcode-accepted'),
-                       (2, 'bob', 'login', '', '', 'fingerprint', 'denied', 'finger-mismatch')
-                """)
-        }
-        chmod(old, 0o600)
+        let old = try storeAtSchema(3, rows: """
+            INSERT INTO events(time, user, service, tty, rhost, method, outcome, reason)
+            VALUES (1, 'alice', 'sudo', '', '', 'passcode', 'success', 'passcode-accepted'),
+                   (2, 'bob', 'login', '', '', 'fingerprint', 'denied', 'finger-mismatch')
+            """)
         func indexes(_ store: Store) throws -> [String] {
             try store.connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY name").rows { $0.text(0) }
         }
