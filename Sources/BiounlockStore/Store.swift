@@ -61,8 +61,9 @@ public final class Store: AuthStore {
     private var wrote = false
     /// Whether readyForWriting has run.
     private var readyToWrite = false
-    /// Whether requireCurrentSchema has passed on this connection.
+    /// Whether requireCurrentSchema has passed on this connection, or why it refused the store.
     private var schemaChecked = false
+    private var schemaRefusal: StoreFailure?
     let clock: Clock = SystemClock()
     /// The two bounds, per connection (tests shorten them).
     var writeQueueWait = Store.writeQueueWaitMilliseconds
@@ -129,13 +130,14 @@ public final class Store: AuthStore {
     /// (loadUser, templates, write); the CLI's connection at open, where it migrates.
     func requireCurrentSchema() throws(StoreFailure) {
         guard !schemaChecked else { return }
+        if let schemaRefusal { throw schemaRefusal }
         let version = try schemaVersion()
         if version > Schema.currentVersion {
-            throw StoreFailure("\(path) has schema version \(version), newer than this module (\(Schema.currentVersion)); upgrade biounlock")
+            schemaRefusal = StoreFailure("\(path) has schema version \(version), newer than this module (\(Schema.currentVersion)); upgrade biounlock")
+        } else if version < Schema.currentVersion {
+            schemaRefusal = StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
         }
-        if version < Schema.currentVersion {
-            throw StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
-        }
+        if let schemaRefusal { throw schemaRefusal }
         schemaChecked = true
     }
 
@@ -534,6 +536,8 @@ public final class Store: AuthStore {
     /// straight to SQLite's own lock: the queue makes waiting fair, SQLite makes writing safe.
     func write<T>(_ body: () throws(StoreFailure) -> T) throws(StoreFailure) -> T {
         if writeDepth > 0 { return try body() }
+        // A store refused for its version is not even locked (the audit row of that refusal).
+        if let schemaRefusal { throw schemaRefusal }
         var queued: LockFile?
         if !queueStuck, let queue = try? openLockFile() {
             let deadline = Deadline.after(milliseconds: writeQueueWait, clock: clock)

@@ -208,6 +208,11 @@ final class StoreTests: XCTestCase {
         }
         XCTAssertThrowsError(try module.loadUser("alice"), "still refused after a failed write")
         XCTAssertEqual(try store.recentEvents().count, 0, "nothing written")
+        // Once refused, a write does not even take the write lock: another writer holding it
+        // does not make the refusal wait.
+        try store.connection.execute("BEGIN IMMEDIATE")
+        XCTAssertThrowsError(try module.recordLastFailure(user: "alice", at: 2)) { XCTAssertTrue("\($0)".contains("newer"), "\($0)") }
+        try store.connection.execute("ROLLBACK")
         XCTAssertThrowsError(try Store.open(path: path, mode: .administer))
 
         let garbage = dir + "/store/garbage.db"
