@@ -157,8 +157,10 @@ public final class PolicyChain {
             user = found
         } catch {
             // The first read is also where the store's schema version is checked (and where a
-            // store that cannot be read at all fails): the same "unavailable" as a failed open.
+            // store that cannot be read at all fails): the same "unavailable" as a failed open,
+            // and, as for one, no audit row is tried in a store that could not be read.
             logger.log(.error, "store unavailable: \(error)")
+            storeOut = nil
             return Decision(.unavailable, .storeUnavailable)
         }
         // The row must belong to this account, not just to its name (AccountBinding): a name given

@@ -141,6 +141,8 @@ final class PolicyChainTests: XCTestCase {
         logger.lines = []
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .unavailable)
         XCTAssertTrue(logger.text.contains("store unavailable: read failed"), logger.text)
+        XCTAssertEqual(store.events, [], "no audit row is tried in a store that could not be read")
+        XCTAssertFalse(logger.text.contains("cannot write audit event"), logger.text)
     }
 
     func testWrongFingersThenRightPasscode() {
