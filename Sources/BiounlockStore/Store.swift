@@ -61,9 +61,9 @@ public final class Store: AuthStore {
     private var wrote = false
     /// Whether readyForWriting has run.
     private var readyToWrite = false
-    /// Whether requireCurrentSchema has passed on this connection, or why it refused the store.
-    private var schemaChecked = false
-    private var schemaRefusal: StoreFailure?
+    /// What requireCurrentSchema found on this connection: nil before it looked, success for
+    /// the current version, or why it refuses the store.
+    private var schema: Result<Void, StoreFailure>?
     let clock: Clock = SystemClock()
     /// The two bounds, per connection (tests shorten them).
     var writeQueueWait = Store.writeQueueWaitMilliseconds
@@ -119,7 +119,7 @@ public final class Store: AuthStore {
             // Made here for the module; a lock file that cannot be used (a read-only mount, one that
             // is not root's) leaves the CLI working without the queue, and the module refuses it.
             _ = try? store.openLockFile()
-            store.schemaChecked = true // migrate decides on the version itself
+            store.schema = .success(()) // migrate decides on the version itself
             try store.migrate(from: try store.schemaVersion())
         }
         return store
@@ -129,16 +129,17 @@ public final class Store: AuthStore {
     /// in a store of another version. Checked once per connection, inside its first transaction
     /// (loadUser, templates, write); the CLI's connection at open, where it migrates.
     func requireCurrentSchema() throws(StoreFailure) {
-        guard !schemaChecked else { return }
-        if let schemaRefusal { throw schemaRefusal }
-        let version = try schemaVersion()
-        if version > Schema.currentVersion {
-            schemaRefusal = StoreFailure("\(path) has schema version \(version), newer than this module (\(Schema.currentVersion)); upgrade biounlock")
-        } else if version < Schema.currentVersion {
-            schemaRefusal = StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it")
+        if schema == nil {
+            let version = try schemaVersion()
+            if version > Schema.currentVersion {
+                schema = .failure(StoreFailure("\(path) has schema version \(version), newer than this module (\(Schema.currentVersion)); upgrade biounlock"))
+            } else if version < Schema.currentVersion {
+                schema = .failure(StoreFailure("\(path) has schema version \(version), older than this module (\(Schema.currentVersion)); run 'biounlock status' as root to migrate it"))
+            } else {
+                schema = .success(())
+            }
         }
-        if let schemaRefusal { throw schemaRefusal }
-        schemaChecked = true
+        if case .failure(let refusal)? = schema { throw refusal }
     }
 
     /// The store as an authentication opens it -- the module, biounlock-check and `biounlock
@@ -537,7 +538,7 @@ public final class Store: AuthStore {
     func write<T>(_ body: () throws(StoreFailure) -> T) throws(StoreFailure) -> T {
         if writeDepth > 0 { return try body() }
         // A store refused for its version is not even locked (the audit row of that refusal).
-        if let schemaRefusal { throw schemaRefusal }
+        if case .failure(let refusal)? = schema { throw refusal }
         var queued: LockFile?
         if !queueStuck, let queue = try? openLockFile() {
             let deadline = Deadline.after(milliseconds: writeQueueWait, clock: clock)

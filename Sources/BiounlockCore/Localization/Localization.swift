@@ -42,9 +42,8 @@ public enum Localization {
     struct State {
         var directory = Localization.defaultDirectory
         /// Per directory: nil when its catalogs passed, or what is wrong with them. (A list, not
-        /// a [String: String?]: a process has one directory or two, and a dictionary's type was
-        /// built at run time in every fresh sudo with a UTF-8 locale, with a search of the
-        /// module's conformances.)
+        /// a [String: String?]: a process has one directory or two, and the dictionary's type
+        /// was built at run time in every fresh sudo with a UTF-8 locale.)
         var verdicts: [(directory: String, problem: String?)] = []
         /// Problems not yet handed to a logger (takeProblem).
         var unreported: [String] = []

@@ -191,12 +191,12 @@ extension AuthStore {
     /// One client at a time (the tests' memory store): nothing is ever in flight.
     public func passcodeAttemptsInFlight(user: String) -> Bool { false }
 
-    /// An attempt whose success writes nothing more.
     /// The whole row, prints included (the CLI's read).
     public func loadUser(_ name: String) throws(StoreFailure) -> UserRecord? {
         try loadUser(name, withTemplates: true)
     }
 
+    /// An attempt whose success writes nothing more.
     public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
         try attemptPasscode(user: user, threshold: threshold, clock: clock, bootID: bootID, onAccepted: {}, check: check)
     }

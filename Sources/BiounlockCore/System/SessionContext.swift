@@ -15,8 +15,8 @@ public enum SessionProbe {
     /// Loopback *addresses* (127.0.0.1, ::1) are not among them: only network services put an
     /// address there, and a connection to the loopback address can come from anywhere through a
     /// tunnel (`ssh -R`), which is why pam_fprintd treats them as remote too.
-    /// (An array, not a Set: a fresh sudo built Set<String>'s type at run time, with a search of
-    /// the module's conformances, for four comparisons.)
+    /// (An array, not a Set: a fresh sudo built Set<String>'s type at run time for four
+    /// comparisons, about 0.07 ms.)
     static let localNames: [String] = ["localhost", "localhost.localdomain", "localhost6", "ip6-localhost"]
 
     /// - Parameters:
