@@ -92,22 +92,53 @@ public enum ChildProcess {
 
     /// Runs `path` with `arguments` and only `environment`, and returns what it wrote to standard
     /// output (at most `limit` bytes) once it has exited with status 0; nil if it could not be
-    /// started, failed or wrote more. For the CLI (doctor asks dpkg-query): it waits for the
-    /// program, so only for programs that end by themselves; the module never runs it.
-    public static func output(of path: String, arguments: [String], environment: [String], limit: Int = 1 << 20) -> [UInt8]? {
+    /// started, failed, wrote more, or had not finished within `milliseconds` (it is then killed
+    /// and collected). For the CLI (doctor asks dpkg-query, which a held dpkg lock or a stuck
+    /// NSS can stall): the admin waits at most that long; the module never runs it.
+    public static func output(of path: String, arguments: [String], environment: [String], limit: Int = 1 << 20,
+                              within milliseconds: Int64 = 10_000) -> [UInt8]? {
         guard let pair = try? FileDescriptor.localStreamPair() else { return nil }
         guard let pid = try? spawn(path, arguments: arguments, environment: environment,
                                    descriptor: pair.second.descriptor, at: .standardOutput, standardErrorToNull: true) else { return nil }
+        let deadline = Deadline.after(milliseconds: milliseconds)
         // Our copy of the writing end closed, so the read ends when the program's does.
         let reader = pair.releaseFirst()
         defer { reader.close() }
-        let bytes = try? reader.readAll(upTo: limit)
-        // More than asked for (or a failed read): it would block writing the rest.
-        if (bytes?.count ?? Int.max) > limit { try? Signal.kill.send(to: pid) }
-        var status: Int32 = 0
-        guard case .success(let rc) = system(.waitpid, { waitpid(pid, &status, 0) }), rc == pid, status == 0,
-              let bytes, bytes.count <= limit else { return nil }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var complete = false
+        // More than asked for, a failed read or no end in time: it is killed below.
+        while bytes.count <= limit {
+            guard case .some(.some) = try? Poll.wait(reader, for: .readable, until: deadline),
+                  let n = try? reader.read(into: &chunk) else { break }
+            if n == 0 { complete = true; break }
+            bytes.append(contentsOf: chunk[..<min(n, chunk.count)])
+        }
+        if !complete { try? Signal.kill.send(to: pid) }
+        guard waitForExit(pid, until: deadline) == 0, complete, bytes.count <= limit else { return nil }
         return bytes
+    }
+
+    /// Waits for `pid` to end until `deadline`, then kills it (SIGKILL) and collects it: its
+    /// wait status, or nil when it had to be killed or could not be collected.
+    static func waitForExit(_ pid: Int32, until deadline: Deadline) -> Int32? {
+        var status: Int32 = 0
+        var pause: Int32 = 1
+        while true {
+            switch system(.waitpid, { waitpid(pid, &status, WNOHANG) }) {
+            case .success(let rc) where rc == pid: return status
+            case .success: break
+            case .failure: return nil
+            }
+            let left = deadline.remaining()
+            if left == 0 {
+                try? Signal.kill.send(to: pid)
+                _ = system(.waitpid, { waitpid(pid, &status, 0) })
+                return nil
+            }
+            Sleep.milliseconds(min(pause, left))
+            pause = min(pause * 2, 20)
+        }
     }
 
     /// What waitpid(pid, WNOHANG) found.
@@ -130,10 +161,11 @@ public enum ChildProcess {
 }
 
 /// Whether a shared object loads, tried where it cannot hurt the caller: fork(2), and the child
-/// only dlopen(RTLD_NOW)s it, looks `symbols` up and _exits. For the CLI's doctor (a broken
+/// only dlopen(RTLD_NOW)s it, looks `symbols` up and _exits (killed if it has not within
+/// `milliseconds`). For the CLI's doctor (a broken
 /// module must not take it down); the module never forks its host.
 public enum SharedObject {
-    public static func loadsInChildProcess(_ path: String, exporting symbols: [String]) -> Bool {
+    public static func loadsInChildProcess(_ path: String, exporting symbols: [String], within milliseconds: Int64 = 10_000) -> Bool {
         // The C strings are made before the fork: the child allocates nothing.
         let strings = CStringArray([path] + symbols)
         guard strings.complete, let file = strings.pointers.first ?? nil else { return false }
@@ -147,9 +179,8 @@ public enum SharedObject {
             _exit(ok ? 0 : 1)
         }
         guard pid > 0 else { return false }
-        var status: Int32 = 0
-        guard case .success(let rc) = system(.waitpid, { waitpid(pid, &status, 0) }), rc == pid else { return false }
-        return status == 0
+        // A constructor that never returns is a module that does not load (killed at the bound).
+        return ChildProcess.waitForExit(pid, until: Deadline.after(milliseconds: milliseconds)) == 0
     }
 }
 
