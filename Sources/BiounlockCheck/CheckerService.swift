@@ -42,7 +42,7 @@ public struct CheckerService {
     public var loadOptions: () -> Result<Configuration.Loaded, Configuration.Failure> = { Configuration.load(arguments: []) }
     public var sensors: SensorProvider
     public var openStore: (Options) -> Result<AuthStore, StoreFailure>
-    public var lookupAccount: PolicyChain.AccountLookup = Accounts.lookup
+    public var lookupAccount: PolicyChain.AccountLookup = Accounts.find
     public var clock: Clock = SystemClock()
     public var bootID: () -> String? = { SessionProbe.bootID() }
     /// Switches the checker's process to the caller's language (a plain locale name and a plain

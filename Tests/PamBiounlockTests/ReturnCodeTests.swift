@@ -5,7 +5,7 @@ import BiounlockStore
 import BiounlockSensors
 import CPAM
 
-/// PRODUCT.md's return-code table, row by row, through real libpam (pam_start_confdir) loading
+/// docs/DESIGN.md's return-code table, row by row, through real libpam (pam_start_confdir) loading
 /// the built build/pam_biounlock.so in a separate process (pam-harness).
 final class ReturnCodeTests: XCTestCase {
     /// Core's table (PamReturn) carries Linux-PAM's values without linking libpam: they must be

@@ -7,6 +7,9 @@ public enum Reason: String, Sendable, Error {
     /// The store's row for the name belongs to another account (AccountBinding): as not enabled.
     case recordOfAnotherAccount = "record-of-another-account"
     case unknownUser = "unknown-user"
+    /// NSS could not say whether the name has an account (getpwnam_r failed: a directory
+    /// service down, no descriptor or memory left): unavailable, and logged.
+    case accountsUnavailable = "accounts-unavailable"
     case storeUnavailable = "store-unavailable"
     case nothingEnrolled = "nothing-enrolled"
     case readerUnavailable = "reader-unavailable"

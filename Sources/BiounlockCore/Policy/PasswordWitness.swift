@@ -19,7 +19,7 @@ public enum PasswordWitness {
     /// Whether the stack goes on to the password after this decision.
     public static func handsOnToPassword(_ decision: Decision) -> Bool {
         switch decision.outcome {
-        case .unavailable, .maxTries: return decision.reason != .storeUnavailable
+        case .unavailable, .maxTries: return decision.reason != .storeUnavailable && decision.reason != .accountsUnavailable
         case .success, .ignore, .userUnknown, .conversationFailed: return false
         }
     }

@@ -33,7 +33,8 @@ public struct AuthRequest: Sendable {
 /// takes away what failed.
 public final class PolicyChain {
     public typealias StoreOpener = () -> Result<AuthStore, StoreFailure>
-    public typealias AccountLookup = (String) -> Account?
+    /// The account of a name: nil when there is none, a failure when NSS could not say.
+    public typealias AccountLookup = (String) -> Result<Account?, Errno>
 
     let options: Options
     let conversation: Conversation
@@ -54,7 +55,7 @@ public final class PolicyChain {
     var interruptedTerminal: TypeOrTouchTerminal?
 
     public init(options: Options, conversation: Conversation, logger: Logger, sensors: SensorProvider,
-                openStore: @escaping StoreOpener, lookupAccount: @escaping AccountLookup = Accounts.lookup,
+                openStore: @escaping StoreOpener, lookupAccount: @escaping AccountLookup = Accounts.find,
                 clock: Clock = SystemClock(), sessionFacts: @escaping () -> SessionFacts = { SessionFacts() },
                 bootID: @escaping () -> String? = { SessionProbe.bootID() },
                 terminal: @escaping () -> TypeOrTouchTerminal? = { nil }) {
@@ -133,7 +134,16 @@ public final class PolicyChain {
             logger.log(.debug, "user=\(sanitizedForLog(request.user)) remote session (\(why)): left to the next module")
             return Decision(.ignore, .remoteSession)
         }
-        guard let account = lookupAccount(request.user) else {
+        let found: Account?
+        switch lookupAccount(request.user) {
+        case .success(let account): found = account
+        case .failure(let error):
+            // No account, no binding check: nothing is asked, counted or recorded (not even the
+            // password's success, PasswordWitness), and the stack goes on to the password.
+            logger.log(.error, "cannot look up \(sanitizedForLog(request.user)) in the account database: \(error)")
+            return Decision(.unavailable, .accountsUnavailable)
+        }
+        guard let account = found else {
             // As fast as a known user who has not enabled biometric unlock: the same store lookup
             // and no Argon2id, so that neither time nor prompt tells which names exist (the next
             // module, pam_unix, evens out its own timing). No audit row, as for "not enabled".

@@ -16,8 +16,17 @@ public enum Accounts {
     /// The returned name is the one NSS reports, and only that name is used to find rows
     /// in the store (so "Alice", "alice " or "../alice" never reach alice's row).
     public static func lookup(_ name: String) -> Account? {
-        guard isPlausibleName(name), let entry = PasswordDatabase.entry(named: name), entry.name == name else { return nil }
-        return Account(name: entry.name, uid: entry.uid)
+        (try? find(name).get()) ?? nil
+    }
+
+    /// As `lookup(_:)`, telling "no such account" (nil) from a lookup NSS could not make (the
+    /// module answers the first as an unknown user, the second as unavailable).
+    public static func find(_ name: String) -> Result<Account?, Errno> {
+        guard isPlausibleName(name) else { return .success(nil) }
+        return PasswordDatabase.find(named: name).map { entry in
+            guard let entry, entry.name == name else { return nil }
+            return Account(name: entry.name, uid: entry.uid)
+        }
     }
 
     /// The account of `uid` (getpwuid_r), if its name is one `lookup(_:)` finds again with the

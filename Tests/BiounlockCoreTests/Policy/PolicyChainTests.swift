@@ -1,7 +1,8 @@
 import XCTest
 @testable import BiounlockCore
+import BiounlockSystem
 
-/// The chain's decisions, one test per row of PRODUCT.md's return-code table and per rule of
+/// The chain's decisions, one test per row of docs/DESIGN.md's return-code table and per rule of
 /// the finger and passcode steps. These use in-memory fakes; the same rows run through real
 /// libpam against the built module in PamBiounlockTests.
 final class PolicyChainTests: XCTestCase {
@@ -28,12 +29,12 @@ final class PolicyChainTests: XCTestCase {
     }
 
     func run(_ sensor: ScriptedSensor?, user: String = "alice", service: String = "sudo", silent: Bool = false,
-             storeResult: Result<AuthStore, StoreFailure>? = nil) -> Decision {
+             storeResult: Result<AuthStore, StoreFailure>? = nil, accounts: PolicyChain.AccountLookup? = nil) -> Decision {
         let store = self.store
         let chain = PolicyChain(
             options: options, conversation: conversation, logger: logger, sensors: ScriptedSensors(sensor: sensor),
             openStore: { storeResult ?? .success(store) },
-            lookupAccount: { ["alice", "bob", "root"].contains($0) ? Account(name: $0, uid: 1000) : nil },
+            lookupAccount: accounts ?? { .success(["alice", "bob", "root"].contains($0) ? Account(name: $0, uid: 1000) : nil) },
             clock: clock, sessionFacts: { self.facts }, bootID: { self.bootID })
         return chain.run(AuthRequest(user: user, service: service, tty: "pts/1", silent: silent))
     }
@@ -54,6 +55,23 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(store.events.map(\.outcome), ["success"])
         XCTAssertEqual(store.events.first?.reason, "finger-matched")
         XCTAssertEqual(conversation.handedOver, [], "nothing handed on after a success")
+    }
+
+    /// NSS could not say whether the name has an account (a directory service down): not an
+    /// unknown user -- that would tell the stack something false -- but unavailable, logged,
+    /// with nothing asked, counted or recorded, and no password success to note.
+    func testAnAccountLookupThatFailsIsUnavailableNotUnknown() {
+        let decision = run(ScriptedSensor([.match(.rightIndex)]), storeResult: nil, accounts: { _ in
+            .failure(Errno(.ioError, call: "getpwnam_r"))
+        })
+        XCTAssertEqual(decision.outcome, .unavailable)
+        XCTAssertEqual(decision.reason, .accountsUnavailable)
+        XCTAssertFalse(PasswordWitness.handsOnToPassword(decision), "no account checked: no password success recorded for the name")
+        XCTAssertEqual(conversation.transcript, [], "nothing shown or asked")
+        XCTAssertEqual(store.events.count, 0, "no audit row for a name that could not be looked up")
+        XCTAssertTrue(logger.lines.contains { $0.0 == .error && $0.1.contains("cannot look up alice in the account database: getpwnam_r: Input/output error") },
+                      logger.lines.map(\.1).joined(separator: "\n"))
+        XCTAssertEqual(run(nil, user: "nobody-here", accounts: { _ in .success(nil) }).outcome, .userUnknown, "no such account: unknown, as before")
     }
 
     func testASuccessResetsTheCountersAndWritesItsAuditRowInOneTransaction() {

@@ -24,7 +24,7 @@ final class TypeOrTouchTests: XCTestCase {
     func run(_ sensor: ScriptedSensor, _ terminal: ScriptedTerminal?) -> Decision {
         let store = self.store
         return PolicyChain(options: options, conversation: conversation, logger: MemoryLogger(), sensors: ScriptedSensors(sensor: sensor),
-                           openStore: { .success(store) }, lookupAccount: { Account(name: $0, uid: 1) }, clock: FixedClock(),
+                           openStore: { .success(store) }, lookupAccount: { .success(Account(name: $0, uid: 1)) }, clock: FixedClock(),
                            bootID: { "b" }, terminal: { terminal }).run(AuthRequest(user: "alice", service: "sudo"))
     }
 
