@@ -11,4 +11,23 @@ public enum PamDirectory {
     public static func serviceNames(_ directory: String) -> [String] {
         Directory.names(directory, limit: maximumFiles).filter { !$0.hasPrefix(".") }.sorted()
     }
+
+    /// Who else but root could change how services authenticate: the directory, or one of its
+    /// service files (`names`), not owned by root or writable by group or others -- libpam reads
+    /// them all the same. Symbolic links are followed, as libpam follows them (a link in pam.d
+    /// is unusual, not unsafe: what counts is who can write what it points to). `file` is nil
+    /// for the directory itself. Files that vanished meanwhile are skipped.
+    public static func trustProblems(_ directory: String, names: [String]) -> [(file: String?, problem: FileTrustProblem)] {
+        var problems: [(file: String?, problem: FileTrustProblem)] = []
+        if let st = try? FileStatus.of(directory, followingSymbolicLinks: true), let problem = TrustedFiles.checkOwnership(directory, st) {
+            problems.append((nil, problem))
+        }
+        for name in names {
+            let path = directory + "/" + name
+            guard let st = try? FileStatus.of(path, followingSymbolicLinks: true),
+                  let problem = TrustedFiles.checkOwnership(path, st) else { continue }
+            problems.append((name, problem))
+        }
+        return problems
+    }
 }

@@ -64,6 +64,18 @@ enum DoctorCommand {
             for f in findings {
                 checks.append(Check(name: "pam.d/\(f.file):\(f.line)", status: f.severity == .problem ? .problem : .warning, detail: f.message, fix: f.fix))
             }
+            for (file, problem) in PamDirectory.trustProblems(pamDir, names: files.keys.sorted()) {
+                let path = file.map { pamDir + "/" + $0 } ?? pamDir
+                if let file {
+                    checks.append(Check(name: "pam.d/\(file)", status: .problem,
+                                        detail: L("{problem}: whoever can write it decides how the services that use it authenticate", ["problem": "\(problem)"]),
+                                        fix: "chown root:root \(path); chmod 0644 \(path)"))
+                } else {
+                    checks.append(Check(name: "pam.d", status: .problem,
+                                        detail: L("{problem}: whoever can write it decides how every service authenticates", ["problem": "\(problem)"]),
+                                        fix: "chown root:root \(path); chmod 0755 \(path)"))
+                }
+            }
             for (name, text) in files.sorted(by: { $0.key < $1.key }) {
                 for path in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) where path.hasPrefix("/") && path.hasSuffix("pam_biounlock.so") {
                     if !FileSystem.exists(String(path)) {

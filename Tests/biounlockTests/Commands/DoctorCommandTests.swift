@@ -38,6 +38,17 @@ final class DoctorCommandTests: CLIFixture {
         XCTAssertTrue(problems.contains { $0.contains("su: no password module after pam_biounlock.so") }, "\(problems)")
         try FileManager.default.removeItem(atPath: pam + "/su")
 
+        // A service file others can write: they decide how sudo authenticates.
+        chmod(pam + "/sudo", 0o666)
+        (r, report) = try doctor()
+        XCTAssertEqual(r.status, 1)
+        let sudoFile = (report["checks"] as? [[String: Any]] ?? []).first { $0["check"] as? String == "pam.d/sudo" }
+        XCTAssertEqual(sudoFile?["status"] as? String, "problem", "\(report)")
+        XCTAssertEqual(sudoFile?["detail"] as? String,
+                       "\(pam)/sudo is writable by group or others (mode 0666): whoever can write it decides how the services that use it authenticate")
+        XCTAssertEqual(sudoFile?["fix"] as? String, "chown root:root \(pam)/sudo; chmod 0644 \(pam)/sudo")
+        chmod(pam + "/sudo", 0o644)
+
         chmod(db, 0o644 | 0o002)
         (r, report) = try doctor()
         XCTAssertEqual(r.status, 1)
