@@ -52,6 +52,8 @@ public final class Store: AuthStore {
     private var lockFileFailure: StoreFailure?
     /// How deep in write() this connection is (nested writes join the outer transaction).
     private var writeDepth = 0
+    /// How deep in reading() this connection is (nested reads join the outer transaction).
+    private var readDepth = 0
     /// Set once the queue did not move within its bound: later writes of this transaction use
     /// SQLite's busy timeout alone, so the host waits for a stuck queue once, not once per write.
     private var queueStuck = false
@@ -294,7 +296,7 @@ public final class Store: AuthStore {
     // MARK: AuthStore (the module's path)
 
     public func loadUser(_ name: String, withTemplates: Bool) throws(StoreFailure) -> UserRecord? {
-        try connection.transaction(immediate: false) { () throws(StoreFailure) -> UserRecord? in
+        try reading { () throws(StoreFailure) -> UserRecord? in
             try requireCurrentSchema()
             let users = try connection.prepare("""
                 SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure,
@@ -656,13 +658,26 @@ public final class Store: AuthStore {
         return try connection.prepare("SELECT name FROM users ORDER BY name").rows { $0.text(0) }
     }
 
-    /// Every user's record, by name (`biounlock list`, doctor's account-binding checks).
+    /// Every user's record, by name (`biounlock list` and `status`, doctor's account-binding
+    /// checks), as one snapshot: read in one transaction, so a write committed meanwhile shows
+    /// in all of them or in none.
     public func allUsers() throws(StoreFailure) -> [UserRecord] {
-        var out: [UserRecord] = []
-        for name in try userNames() {
-            if let record = try loadUser(name) { out.append(record) }
+        try reading { () throws(StoreFailure) -> [UserRecord] in
+            var out: [UserRecord] = []
+            for name in try userNames() {
+                if let record = try loadUser(name) { out.append(record) }
+            }
+            return out
         }
-        return out
+    }
+
+    /// Runs `body` as one read transaction: one snapshot of the store. Reads made inside it join
+    /// it, as do reads made inside a write (write()'s transaction).
+    func reading<T>(_ body: () throws(StoreFailure) -> T) throws(StoreFailure) -> T {
+        if readDepth > 0 || writeDepth > 0 { return try body() }
+        readDepth += 1
+        defer { readDepth -= 1 }
+        return try connection.transaction(immediate: false, body)
     }
 
     /// Makes `user`'s row if there is none, bound to the account the name has now (rows made by

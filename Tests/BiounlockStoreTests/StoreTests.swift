@@ -51,6 +51,25 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try store.schemaVersion(), Schema.currentVersion)
     }
 
+    /// allUsers (list, status) reads every user in one transaction: a write another connection
+    /// commits meanwhile shows in all of them or in none; reads inside it join it.
+    func testAllUsersIsOneSnapshot() throws {
+        let reader = try Store.open(path: path, mode: .administer)
+        let writer = try Store.open(path: path, mode: .administer)
+        for user in ["alice", "bob"] { try writer.setEnabled(true, user: user, service: nil, at: 1) }
+        let (alice, bob, listed) = try reader.reading { () throws(StoreFailure) -> (UserRecord?, UserRecord?, [UserRecord]) in
+            let alice = try reader.loadUser("alice")
+            try writer.setEnabled(false, user: "bob", service: nil, at: 2) // committed by another connection
+            try writer.setEnabled(true, user: "carol", service: nil, at: 2)
+            return (alice, try reader.loadUser("bob"), try reader.allUsers())
+        }
+        XCTAssertEqual(alice?.enabled, true)
+        XCTAssertEqual(bob?.enabled, true, "the snapshot the first read took")
+        XCTAssertEqual(listed.map(\.name), ["alice", "bob"], "no carol: allUsers joined the snapshot")
+        XCTAssertEqual(try reader.allUsers().map { "\($0.name)=\($0.enabled)" }, ["alice=true", "bob=false", "carol=true"],
+                       "a new snapshot sees both writes")
+    }
+
     func testTheModuleNeverCreatesAStore() {
         XCTAssertThrowsError(try Store.open(path: path, mode: .authenticate)) { error in
             XCTAssertTrue("\(error)".contains("does not exist"), "\(error)")

@@ -19,14 +19,16 @@ enum StatusCommand {
         var placeholders = Set<String>()
         if context.storeExists {
             let store = try context.openStore()
-            let names = try name.map { [$0] } ?? storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.userNames() }
-            for n in names {
-                if let r = try storeCall(L("cannot read the store"), { () throws(StoreFailure) in try store.loadUser(n) }) {
+            if let name {
+                if let r = try storeCall(L("cannot read the store"), { () throws(StoreFailure) in try store.loadUser(name) }) {
                     records.append(r)
-                } else if name != nil {
-                    records.append(UserRecord(name: n))
-                    placeholders.insert(n)
+                } else {
+                    records.append(UserRecord(name: name))
+                    placeholders.insert(name)
                 }
+            } else {
+                // One snapshot of every user (Store.allUsers).
+                records = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.allUsers() }
             }
         } else if let name {
             records.append(UserRecord(name: name))
