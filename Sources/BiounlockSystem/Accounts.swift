@@ -38,7 +38,7 @@ public enum PasswordDatabase {
     /// 16 KiB up to `maximumBufferSize`. "Not found" is what getpwnam_r(3) says it may be: 0
     /// with no result, or ENOENT, ESRCH, EBADF or EPERM.
     static func lookup(_ name: SystemCall,
-                               _ call: (inout passwd, inout [CChar], Int, inout UnsafeMutablePointer<passwd>?) -> Int32) -> Result<Entry?, Errno> {
+                       _ call: (inout passwd, inout [CChar], Int, inout UnsafeMutablePointer<passwd>?) -> Int32) -> Result<Entry?, Errno> {
         var size = 16 * 1024
         while true {
             var pwd = passwd()

@@ -162,8 +162,8 @@ public enum ChildProcess {
 
 /// Whether a shared object loads, tried where it cannot hurt the caller: fork(2), and the child
 /// only dlopen(RTLD_NOW)s it, looks `symbols` up and _exits (killed if it has not within
-/// `milliseconds`). For the CLI's doctor (a broken
-/// module must not take it down); the module never forks its host.
+/// `milliseconds`). For the CLI's doctor (a broken module must not take it down, nor a
+/// constructor that never returns keep it waiting); the module never forks its host.
 public enum SharedObject {
     public static func loadsInChildProcess(_ path: String, exporting symbols: [String], within milliseconds: Int64 = 10_000) -> Bool {
         // The C strings are made before the fork: the child allocates nothing.
