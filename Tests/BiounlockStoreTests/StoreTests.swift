@@ -547,6 +547,29 @@ final class PasscodeLockTests: XCTestCase {
         }
     }
 
+    /// The count's sync fails (the disk reports an I/O error): the count is taken back and the
+    /// guess is not checked -- counted and checked, or neither; the error says what failed. Then
+    /// the disk works again, and the next attempt is counted from where the user was.
+    func testACountThatCannotBeSyncedIsTakenBackAndNotChecked() throws {
+        _ = try store().attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { false }
+        XCTAssertEqual(try store().loadUser("alice")?.passcodeFailures, 1)
+        let attempt = try store()
+        var checked = false
+        let outcome = try Faults.run(FaultSchedule([FaultRule(.fdatasync, .fail(.ioError))])) { () -> Result<PasscodeAttempt, StoreFailure> in
+            Result { () throws(StoreFailure) -> PasscodeAttempt in
+                try attempt.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { checked = true; return true }
+            }
+        }
+        XCTAssertEqual(outcome.injected.map(\.call), [.fdatasync], "the count's sync was the call that failed")
+        guard case .failure(let failure) = outcome.result else { return XCTFail("an attempt whose count is not on disk went on: \(outcome.result)") }
+        XCTAssertTrue("\(failure)".contains("fdatasync: Input/output error"), "\(failure)")
+        XCTAssertFalse(checked, "not checked: its count could be lost")
+        XCTAssertEqual(try store().loadUser("alice")?.passcodeFailures, 1, "the count taken back, the earlier one kept")
+        XCTAssertFalse(attempt.passcodeAttemptsInFlight(user: "alice"), "nothing left in flight")
+        XCTAssertEqual(try store().attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { false },
+                       .rejected(failures: 2, writeFailure: nil))
+    }
+
     /// An attempt in flight longer than the bound: the one waiting for it is neither counted nor
     /// checked, and says why.
     func testTheWaitIsBoundedAndThenNothingIsCountedOrChecked() throws {
