@@ -5,7 +5,7 @@ import Glibc
 /// ChildProcess.output and SharedObject.loadsInChildProcess (what doctor runs): the output of a
 /// program that ends well, nothing otherwise, and a bound on the wait -- a program that does not
 /// end is killed and collected, never waited for.
-final class ChildProcessTests: XCTestCase {
+final class ProcessTests: XCTestCase {
     private func output(_ script: String, limit: Int = 1 << 20, within milliseconds: Int64 = 10_000) -> String? {
         ChildProcess.output(of: "/bin/sh", arguments: ["-c", script], environment: [], limit: limit, within: milliseconds)
             .map { String(decoding: $0, as: UTF8.self) }
