@@ -40,7 +40,10 @@ public struct OptionOrigins: Sendable {
         let key: String
         /// "arguments" or the config file's path: a key set twice in one source is a repeat.
         let source: String
-        let location: String
+        /// The argument's number or the file's line: the location's text is made only when a
+        /// diagnostic shows it.
+        let position: Int
+        var location: String { OptionParser.location(source: source, position: position) }
         /// As given (nil for a bare word such as `debug`).
         let value: String?
         /// The value as a diagnostic shows it (sanitized only when one is written).
@@ -83,7 +86,7 @@ public enum OptionParser {
         var diagnostics: [OptionDiagnostic] = []
         for (index, word) in words.enumerated() {
             let (key, value) = split(word)
-            if let d = apply(key: key, value: value, to: &options, location: "argument \(index + 1)", source: "arguments", origins: &origins) {
+            if let d = apply(key: key, value: value, to: &options, source: argumentsSource, position: index + 1, origins: &origins) {
                 diagnostics.append(d)
             }
         }
@@ -117,21 +120,22 @@ public enum OptionParser {
         if text.unicodeScalars.first == "\u{FEFF}" { text = Substring(text.unicodeScalars.dropFirst()) }
         forEachLine(of: text) { rawLine in
             lineNumber += 1
-            let line = trim(String(rawLine.utf8.firstIndex(of: UInt8(ascii: "#")).map { rawLine[..<$0] } ?? rawLine))
+            // The line up to a '#', trimmed, all on the bytes: a comment or blank line (most of
+            // the shipped file) makes no String, and a setting only its key's and value's.
+            let line = trim(rawLine.utf8.firstIndex(of: UInt8(ascii: "#")).map { rawLine[..<$0] } ?? rawLine)
             if line.isEmpty { return }
-            let location = "\(path):\(lineNumber)"
-            let (rawKey, rawValue) = split(line)
-            let key = trim(rawKey)
-            let value = rawValue.map(trim)
+            let equals = line.utf8.firstIndex(of: UInt8(ascii: "="))
+            let key = String(trim(equals.map { line[..<$0] } ?? line))
+            let value = equals.map { String(trim(line[line.utf8.index(after: $0)...])) }
             if key.isEmpty || key.utf8.contains(UInt8(ascii: " ")) || value == "" {
-                diagnostics.append(OptionDiagnostic(kind: .malformedLine, location: location))
+                diagnostics.append(OptionDiagnostic(kind: .malformedLine, location: location(source: path, position: lineNumber)))
                 return
             }
             if key == "config" {
-                diagnostics.append(OptionDiagnostic(kind: .notAllowedInConfigFile(key), location: location))
+                diagnostics.append(OptionDiagnostic(kind: .notAllowedInConfigFile(key), location: location(source: path, position: lineNumber)))
                 return
             }
-            if let d = apply(key: key, value: value, to: &options, location: location, source: path, origins: &origins) {
+            if let d = apply(key: key, value: value, to: &options, source: path, position: lineNumber, origins: &origins) {
                 diagnostics.append(d)
             }
         }
@@ -172,18 +176,27 @@ public enum OptionParser {
         body(text[start..<bytes.endIndex])
     }
 
-    static func apply(key: String, value: String?, to options: inout Options, location: String, source: String,
+    /// The source module arguments are recorded under in OptionOrigins.
+    static let argumentsSource = "arguments"
+
+    /// "argument N" or "PATH:LINE", as diagnostics name where a setting was given.
+    static func location(source: String, position: Int) -> String {
+        source == argumentsSource ? "argument \(position)" : "\(source):\(position)"
+    }
+
+    static func apply(key: String, value: String?, to options: inout Options, source: String, position: Int,
                       origins: inout OptionOrigins) -> OptionDiagnostic? {
+        func here() -> String { location(source: source, position: position) }
         guard let known = Options.key(named: key) else {
-            return OptionDiagnostic(kind: .unknownKey(sanitizedForLog(key)), location: location)
+            return OptionDiagnostic(kind: .unknownKey(sanitizedForLog(key)), location: here())
         }
         guard value.map({ $0.utf8.count <= maximumOptionValueLength }) ?? true, known.apply(&options, value) else {
-            return OptionDiagnostic(kind: .invalidValue(key: key, accepts: known.accepts), location: location, kept: origins.kept(key))
+            return OptionDiagnostic(kind: .invalidValue(key: key, accepts: known.accepts), location: here(), kept: origins.kept(key))
         }
         let earlier = origins[key]
-        origins.set(OptionOrigins.Origin(key: key, source: source, location: location, value: value))
+        origins.set(OptionOrigins.Origin(key: key, source: source, position: position, value: value))
         guard let earlier, earlier.source == source else { return nil }
-        return OptionDiagnostic(kind: .repeated(key: key, earlier: earlier.location), location: location,
+        return OptionDiagnostic(kind: .repeated(key: key, earlier: earlier.location), location: here(),
                                 kept: origins.kept(key), replaced: earlier.shown)
     }
 
@@ -196,13 +209,16 @@ public enum OptionParser {
     }
 
     /// Without leading and trailing spaces, tabs and carriage returns.
-    static func trim(_ s: String) -> String {
+    static func trim(_ s: String) -> String { String(trim(Substring(s))) }
+
+    /// The same, as a slice of `s` (no copy).
+    static func trim(_ s: Substring) -> Substring {
         func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0d }
         let bytes = s.utf8
         var start = bytes.startIndex, end = bytes.endIndex
         while start < end, blank(bytes[start]) { start = bytes.index(after: start) }
         while start < end, blank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
-        return String(s[start..<end])
+        return s[start..<end]
     }
 }
 
