@@ -20,7 +20,7 @@ final class ProcessTests: XCTestCase {
     }
 
     override func tearDown() {
-        for name in ["pid"] { unlink(scratch + "/" + name) }
+        unlink(scratch + "/pid")
         rmdir(scratch)
     }
 
@@ -82,9 +82,9 @@ final class ProcessTests: XCTestCase {
         assertGone(hangs, "past the deadline")
     }
 
-    func testASharedObjectLoadsOnlyWithItsSymbols() {
+    func testASharedObjectLoadsOnlyWithItsSymbols() throws {
         let libc = "/lib/x86_64-linux-gnu/libc.so.6"
-        guard access(libc, R_OK) == 0 else { return }
+        guard access(libc, R_OK) == 0 else { throw XCTSkip("\(libc) is not here (not Debian on x86-64)") }
         XCTAssertTrue(SharedObject.loadsInChildProcess(libc, exporting: ["printf", "malloc"]))
         XCTAssertFalse(SharedObject.loadsInChildProcess(libc, exporting: ["printf", "biounlock_no_such_symbol"]))
         XCTAssertFalse(SharedObject.loadsInChildProcess("/nonexistent/module.so", exporting: []))

@@ -124,9 +124,9 @@ public enum OptionParser {
             // the shipped file) makes no String, and a setting only its key's and value's.
             let line = trim(rawLine.utf8.firstIndex(of: UInt8(ascii: "#")).map { rawLine[..<$0] } ?? rawLine)
             if line.isEmpty { return }
-            let equals = line.utf8.firstIndex(of: UInt8(ascii: "="))
-            let key = String(trim(equals.map { line[..<$0] } ?? line))
-            let value = equals.map { String(trim(line[line.utf8.index(after: $0)...])) }
+            let (rawKey, rawValue) = split(line)
+            let key = String(trim(rawKey))
+            let value = rawValue.map { String(trim($0)) }
             if key.isEmpty || key.utf8.contains(UInt8(ascii: " ")) || value == "" {
                 diagnostics.append(OptionDiagnostic(kind: .malformedLine, location: location(source: path, position: lineNumber)))
                 return
@@ -204,8 +204,14 @@ public enum OptionParser {
     /// bytes: the Character versions ran a grapheme-breaking pass over every module argument of
     /// every transaction, for separators and blanks that are single ASCII bytes.
     static func split(_ word: String) -> (String, String?) {
+        let (key, value) = split(Substring(word))
+        return (String(key), value.map(String.init))
+    }
+
+    /// The same, as slices of `word` (no copy).
+    static func split(_ word: Substring) -> (Substring, Substring?) {
         guard let index = word.utf8.firstIndex(of: UInt8(ascii: "=")) else { return (word, nil) }
-        return (String(word[..<index]), String(word[word.utf8.index(after: index)...]))
+        return (word[..<index], word[word.utf8.index(after: index)...])
     }
 
     /// Without leading and trailing spaces, tabs and carriage returns.
