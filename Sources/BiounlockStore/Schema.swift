@@ -92,6 +92,12 @@ enum Schema {
         DROP INDEX IF EXISTS events_by_time;
         DROP INDEX IF EXISTS events_by_user;
         """),
+        // 5: sensor=fprintd: the prints fprintd held for the user when biounlock last looked
+        // (FprintdPrints), so that a change made in GNOME Settings or fprintd-enroll is an
+        // enrolment change too. NULL (every existing row): never looked, which counts as a change.
+        Migration("""
+        ALTER TABLE users ADD COLUMN fprintd_prints TEXT;
+        """),
     ]
 
     static var currentVersion: Int { migrations.count }

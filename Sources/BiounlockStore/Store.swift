@@ -301,7 +301,7 @@ public final class Store: AuthStore {
             let users = try connection.prepare("""
                 SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure,
                        bio_failure_at, passcode_failure_at, passcode_success_at, passcode_boot_id,
-                       passcode_enrolment_version, enrolment_version, uid
+                       passcode_enrolment_version, enrolment_version, uid, fprintd_prints
                 FROM users WHERE name = ?
                 """).bind([.text(name)])
             guard try users.step() else { return nil }
@@ -323,6 +323,7 @@ public final class Store: AuthStore {
             record.enrolmentVersion = row.int(12) ?? 0
             // A value that is no uid (a damaged row) binds the row to no account.
             record.uid = row.int(13).flatMap { UInt32(exactly: $0) }
+            record.fprintdPrints = row.text(14)
 
             let overrides = try connection.prepare("SELECT service, enabled FROM service_overrides WHERE user = ?").bind([.text(name)])
             for (service, enabled) in try overrides.rows({ r -> (String, Bool)? in
@@ -743,11 +744,33 @@ public final class Store: AuthStore {
 
     /// Records a change of the enrolled set made outside the store (sensor=fprintd: fprintd keeps
     /// the prints, `biounlock enrol`/`unenrol` change them there), so that require_passcode=enrolment
-    /// applies as it does to the store's own templates.
-    public func noteEnrolmentChange(user: String, at time: Int64) throws(StoreFailure) {
-        try connection.transaction { () throws(StoreFailure) in
+    /// applies as it does to the store's own templates; `fprintdPrints` is the set fprintd holds
+    /// afterwards (FprintdPrints' text; nil when it could not be listed: the next look counts as
+    /// a change), so that the module does not take this change for another one.
+    public func noteEnrolmentChange(user: String, at time: Int64, fprintdPrints: String?) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
             try ensureUser(user, at: time)
             try bumpEnrolmentVersion(user)
+            try connection.prepare("UPDATE users SET fprintd_prints = ?2 WHERE name = ?1")
+                .bind([.text(user), fprintdPrints.map { .text($0) } ?? .null]).run()
+        }
+    }
+
+    public func noteFprintdPrints(user: String, prints: String) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            try connection.prepare("UPDATE users SET fprintd_prints = ?2, enrolment_version = enrolment_version + 1 WHERE name = ?1")
+                .bind([.text(user), .text(prints)]).run()
+        }
+    }
+
+    /// `biounlock enable` under sensor=fprintd: the prints fprintd holds, as the first set
+    /// biounlock knows of a user whose prints it never looked at (no enrolment change: the admin
+    /// enabling the user vouches for them). Once there is a set, another one is a change
+    /// (noteFprintdPrints).
+    public func recordFirstFprintdPrints(user: String, prints: String) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            try connection.prepare("UPDATE users SET fprintd_prints = ?2 WHERE name = ?1 AND fprintd_prints IS NULL")
+                .bind([.text(user), .text(prints)]).run()
         }
     }
 

@@ -373,10 +373,40 @@ final class StoreTests: XCTestCase {
         let before = try Connection(path: old, flags: SQLITE_OPEN_READONLY)
         XCTAssertEqual(try before.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'events_by_%'").rows { $0.int(0) }, [2])
         let store = try Store.open(path: old, mode: .administer)
-        XCTAssertEqual(try store.schemaVersion(), 4)
+        XCTAssertEqual(try store.schemaVersion(), Schema.currentVersion)
         XCTAssertEqual(try indexes(store), [])
         XCTAssertEqual(try store.recentEvents().map(\.user), ["bob", "alice"])
         XCTAssertEqual(try store.recentEvents(user: "alice").map(\.time), [1])
+    }
+
+    /// Schema 5: the prints fprintd held when biounlock last looked (FprintdPrints). Existing rows
+    /// start with none recorded, which the module counts as a change; enable records the first
+    /// set without one, a different set is one, and enrol/unenrol record the set they leave.
+    func testSchema5KeepsTheFprintdPrintsBiounlockLastSaw() throws {
+        let old = try storeAtSchema(4, rows: "INSERT INTO users(name, enabled, uid) VALUES ('alice', 1, 1000)")
+        let store = try Store.open(path: old, mode: .administer)
+        XCTAssertEqual(try store.schemaVersion(), 5)
+        var alice = try XCTUnwrap(try store.loadUser("alice"))
+        XCTAssertNil(alice.fprintdPrints)
+        XCTAssertEqual(alice.enrolmentVersion, 0)
+
+        try store.recordFirstFprintdPrints(user: "alice", prints: "0:right-thumb")
+        try store.recordFirstFprintdPrints(user: "alice", prints: "0:left-thumb") // a set is there: not the first
+        alice = try XCTUnwrap(try store.loadUser("alice"))
+        XCTAssertEqual(alice.fprintdPrints, "0:right-thumb")
+        XCTAssertEqual(alice.enrolmentVersion, 0, "the first set is no change")
+
+        try store.noteFprintdPrints(user: "alice", prints: "0:left-thumb,0:right-thumb")
+        alice = try XCTUnwrap(try store.loadUser("alice"))
+        XCTAssertEqual(alice.fprintdPrints, "0:left-thumb,0:right-thumb")
+        XCTAssertEqual(alice.enrolmentVersion, 1)
+
+        try store.noteEnrolmentChange(user: "alice", at: 5, fprintdPrints: "0:left-thumb")
+        XCTAssertEqual(try store.loadUser("alice").map { "\($0.fprintdPrints ?? "nil") v\($0.enrolmentVersion)" }, "0:left-thumb v2")
+        try store.noteEnrolmentChange(user: "alice", at: 6, fprintdPrints: nil) // fprintd could not be listed afterwards
+        XCTAssertEqual(try store.loadUser("alice").map { "\($0.fprintdPrints ?? "nil") v\($0.enrolmentVersion)" }, "nil v3")
+        try store.noteEnrolmentChange(user: "bob", at: 7, fprintdPrints: "1:right-index-finger") // no row yet
+        XCTAssertEqual(try store.loadUser("bob").map { "\($0.fprintdPrints ?? "nil") v\($0.enrolmentVersion)" }, "1:right-index-finger v1")
     }
 
     /// Pruning looks at the oldest `batch` rows only, so its work is bounded whatever the size of

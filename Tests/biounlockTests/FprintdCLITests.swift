@@ -65,11 +65,19 @@ final class FprintdCLITests: XCTestCase {
     }
 
     /// One PAM transaction through the built module with this config.
-    func authenticate(_ user: String, answers: [String] = [], touches: [String] = [], arguments: String = "") throws -> String {
+    func authenticate(_ user: String, answers: [String] = [], touches: [String] = [], requirePasscode: String = "none",
+                      arguments: String = "") throws -> String {
+        try conversation(user, answers: answers, touches: touches, requirePasscode: requirePasscode, arguments: arguments)
+            .last { $0.hasPrefix("RESULT ") }.map { String($0.split(separator: " ").last ?? "") } ?? "no RESULT line"
+    }
+
+    /// The same, returning what the harness printed: the conversation, then the RESULT line.
+    func conversation(_ user: String, answers: [String] = [], touches: [String] = [], requirePasscode: String = "none",
+                      arguments: String = "") throws -> [String] {
         let pam = dir + "/pam.d"
         try? FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: false)
         try """
-            auth [success=done ignore=ignore default=die] \(cliBuildDirectory)/pam_biounlock.so config=\(config) db=\(db) require_passcode=none lid_path=\(dir)/lid logind_path=\(dir)/sessions timeout=5 \(arguments)
+            auth [success=done ignore=ignore default=die] \(cliBuildDirectory)/pam_biounlock.so config=\(config) db=\(db) require_passcode=\(requirePasscode) lid_path=\(dir)/lid logind_path=\(dir)/sessions timeout=5 \(arguments)
             auth requisite pam_debug.so auth=try_again
             """.write(toFile: pam + "/biotest", atomically: true, encoding: .utf8)
         let d = try fprintd()
@@ -83,7 +91,7 @@ final class FprintdCLITests: XCTestCase {
         for a in answers { args += ["--answer", a] }
         let r = try runProcess(cliBuildDirectory + "/pam-harness", args, environment: ["PATH": "/usr/bin:/bin"])
         done.wait()
-        return r.stdout.split(separator: "\n").last { $0.hasPrefix("RESULT ") }.map { String($0.split(separator: " ").last ?? "") } ?? r.stdout
+        return r.stdout.split(separator: "\n").map(String.init)
     }
 
     func testAPrintFromFprintdEnrolIsListedAcceptedAndUnlocks() throws {
@@ -121,6 +129,44 @@ final class FprintdCLITests: XCTestCase {
         XCTAssertEqual(try Store.open(path: db, mode: .authenticate).loadUser(user)?.biometricFailures, 0)
     }
 
+    /// A finger enrolled in fprintd outside biounlock (fprintd-enroll here; GNOME Settings on a
+    /// desktop) is an enrolment change, as `biounlock enrol` is: with require_passcode=enrolment
+    /// the next authentication takes the passcode, not the finger; then both fingers unlock.
+    func testAFingerEnrolledOutsideBiounlockRequiresThePasscodeOnce() throws {
+        let d = try fprintd()
+        let user = "games"
+        try d.enrol(user: user, finger: "left-index-finger", id: "games-li")
+        XCTAssertEqual(try cli(["passcode", "set", user, "--kind", "pin", "--stdin"], stdin: "2468\n").status, 0)
+        XCTAssertEqual(try cli(["enable", user]).status, 0)
+        func record() throws -> String {
+            let r = try XCTUnwrap(try Store.open(path: db, mode: .administer).loadUser(user))
+            return "\(r.fprintdPrints ?? "nil") v\(r.enrolmentVersion)"
+        }
+        XCTAssertEqual(try record(), "0:left-index-finger v0", "enable records the set it accepted: no change")
+        func lastReason() throws -> String {
+            let log = try cli(["log", "--user", user, "--json"]).stdout
+            let events = try XCTUnwrap((JSONSerialization.jsonObject(with: Data(log.utf8)) as? [String: Any])?["events"] as? [[String: Any]], log)
+            return events.first?["reason"] as? String ?? log
+        }
+        // The PIN once (first use), then the finger.
+        XCTAssertEqual(try authenticate(user, answers: ["2468"], requirePasscode: "enrolment"), "PAM_SUCCESS")
+        XCTAssertEqual(try authenticate(user, touches: ["SCAN games-li"], requirePasscode: "enrolment"), "PAM_SUCCESS")
+        XCTAssertEqual(try lastReason(), "finger-matched")
+        XCTAssertEqual(try record(), "0:left-index-finger v0")
+
+        try d.enrol(user: user, finger: "right-thumb", id: "games-rt")
+        XCTAssertEqual(try conversation(user, answers: ["2468"], requirePasscode: "enrolment"), [
+            "INFO: PIN required: the enrolled fingers have changed.",
+            "PROMPT_OFF: PIN or password for biotest: ",
+            "RESULT 0 PAM_SUCCESS",
+        ], "the PIN, not the finger, after a change made in fprintd")
+        XCTAssertEqual(try lastReason(), "passcode-accepted")
+        XCTAssertEqual(try record(), "0:left-index-finger,0:right-thumb v1")
+        XCTAssertEqual(try authenticate(user, touches: ["SCAN games-rt"], requirePasscode: "enrolment"), "PAM_SUCCESS")
+        XCTAssertEqual(try lastReason(), "finger-matched", "the new finger, once the PIN was entered")
+        XCTAssertEqual(try record(), "0:left-index-finger,0:right-thumb v1")
+    }
+
     func testEnableRefusesWithoutPrintsAndNamesTheCommand() throws {
         let r = try cli(["--policy", "biometrics", "enable", "bin"])
         XCTAssertEqual(r.status, 1)
@@ -146,6 +192,8 @@ final class FprintdCLITests: XCTestCase {
         XCTAssertEqual(try fingers(user).map { $0["finger"] as? String }, ["right-thumb"])
         let after = try Store.open(path: db, mode: .administer).loadUser(user)?.enrolmentVersion ?? 0
         XCTAssertGreaterThan(after, before, "require_passcode=enrolment sees the change")
+        XCTAssertEqual(try Store.open(path: db, mode: .administer).loadUser(user)?.fprintdPrints, "0:right-thumb",
+                       "the set it leaves, so that the module does not count this change again")
 
         XCTAssertEqual(try cli(["unenrol", user, "--finger", "left-thumb"]).stderr, "biounlock: left-thumb is not enrolled in fprintd for sys\n")
         let removed = try cli(["unenrol", user, "--finger", "right-thumb"])
@@ -153,6 +201,9 @@ final class FprintdCLITests: XCTestCase {
         XCTAssertTrue(removed.stdout.contains("Removed right-thumb for sys from fprintd."), removed.stdout)
         XCTAssertFalse(try d.list(user).contains("right-thumb"), "fprintd-list no longer shows it")
         XCTAssertEqual(try fingers(user).count, 0)
+        let removedAt = try XCTUnwrap(try Store.open(path: db, mode: .administer).loadUser(user))
+        XCTAssertEqual(removedAt.fprintdPrints, "")
+        XCTAssertGreaterThan(removedAt.enrolmentVersion, after)
     }
 
     func testEnrolmentErrorsAreReportedAndFprintdStoresNothing() throws {

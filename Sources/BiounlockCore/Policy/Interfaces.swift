@@ -82,8 +82,12 @@ public struct UserRecord: Equatable, Sendable {
     public var passcodeSuccessAt: Int64?
     public var passcodeBootID: String?
     public var passcodeEnrolmentVersion: Int64?
-    /// Bumped by every change of the enrolled set (enrol, re-enrol, unenrol).
+    /// Bumped by every change of the enrolled set (enrol, re-enrol, unenrol; under sensor=fprintd
+    /// also a change made in fprintd, seen through `fprintdPrints`).
     public var enrolmentVersion: Int64 = 0
+    /// sensor=fprintd: the prints fprintd held for the user when biounlock last looked
+    /// (FprintdPrints' text), nil when it never did.
+    public var fprintdPrints: String?
     /// The account the row belongs to. A name is only a key: after an account is deleted, NSS
     /// may give its name to a new account (another uid), which must not inherit the old fingers
     /// and passcode. nil: bound to no account (a row from before the binding whose name was no
@@ -177,6 +181,10 @@ public protocol AuthStore: AnyObject {
     func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure)
     /// Clears the biometric counter (a lockout that expired under policy=biometrics).
     func resetBiometricFailures(user: String) throws(StoreFailure)
+    /// sensor=fprintd: records the prints fprintd holds for the user now (FprintdPrints' text),
+    /// seen to differ from `UserRecord.fprintdPrints`: a change of the enrolled set, so the
+    /// enrolment version is bumped in the same write.
+    func noteFprintdPrints(user: String, prints: String) throws(StoreFailure)
     func appendEvent(_ event: AuditEvent) throws(StoreFailure)
     /// Runs `writes` as one transaction where the store can (one commit: one sync and one wait
     /// for the write lock instead of one per write), else as they come. The writes report their

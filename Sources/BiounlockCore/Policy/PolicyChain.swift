@@ -267,6 +267,11 @@ public final class PolicyChain {
         // the fingers fprintd holds for the user (SensorProvider.openReader(for:options:)).
         switch sensors.openReader(for: user, options: options) {
         case .ready(let sensor, let templates):
+            if let required = fprintdPrintsChanged(user: user, templates: templates, store: store) {
+                sensor.close()
+                say(request, exchange: Messages.passcodeRequired(required, policy: options.policy, kind: user.passcode?.kind, options: options))
+                return .failure(required)
+            }
             return .success(FingerSession(sensor: sensor, templates: templates, user: user.name, store: store,
                                           options: options, clock: clock, logger: logger))
         case .nothingEnrolled:
@@ -277,6 +282,21 @@ public final class PolicyChain {
             say(request, notice: Messages.readerUnavailable)
             return .failure(.readerUnavailable)
         }
+    }
+
+    /// sensor=fprintd: whether the prints fprintd holds for the user changed since biounlock last
+    /// saw them (GNOME Settings, KDE, fprintd-enroll; FprintdPrints): the change is recorded, as
+    /// `biounlock enrol` records its own, and with require_passcode=enrolment the passcode is
+    /// required before the finger (the reason, or nil to ask for the finger). A change that
+    /// cannot be recorded still requires it now: the next attempt sees the change again.
+    func fprintdPrintsChanged(user: UserRecord, templates: [Template], store: AuthStore) -> Reason? {
+        guard !templates.isEmpty, templates.allSatisfy({ $0.sensor == .fprintd }),
+              let prints = FprintdPrints.afterSeeing(templates, stored: user.fprintdPrints) else { return nil }
+        logger.log(.notice, "the prints fprintd holds for \(user.name) are not the ones biounlock last saw: an enrolment change")
+        do { try store.noteFprintdPrints(user: user.name, prints: prints) } catch {
+            logger.log(.error, "cannot record the enrolment change of \(user.name): \(error)")
+        }
+        return options.requirePasscode.afterEnrolmentChange ? .passcodeRequiredAfterEnrolment : nil
     }
 
     // MARK: step 9: the fallback decision, in one place

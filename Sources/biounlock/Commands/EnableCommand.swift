@@ -1,6 +1,7 @@
 import BiounlockCore
 import BiounlockAdmin
 import BiounlockSensors
+import BiounlockFprintProtocol
 
 /// `biounlock enable|disable USER [--service S]`: the "biometric unlock" toggle.
 enum EnableCommand {
@@ -22,9 +23,11 @@ enum EnableCommand {
         let account = try context.account(invocation.positionals[0])
         let service = invocation.value("--service")
         let store = try context.openStore()
+        var record: UserRecord?
+        var fprintdDevices: [FprintdReader]?
         if enabled {
             try context.requireOwnRecord(account, in: store)
-            let record = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }
+            record = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }
             // Like canEvaluatePolicy before the toggle: a reader must be there (libfprint only; the
             // simulated sensor exists only while something listens on its socket).
             let selector = context.options.fprintDevice
@@ -40,6 +43,7 @@ enum EnableCommand {
                 let devices = sensors.fprintdFingers(context.options, user: account.name)
                 readers = devices.map { $0.map(\.info) }
                 fprintdFingers = devices.map { list in list.flatMap(\.templates).map(\.finger) }
+                fprintdDevices = try? devices.get()
             case .simulated, .auto:
                 break
             }
@@ -53,6 +57,14 @@ enum EnableCommand {
         }
         try storeCall(L("cannot change the setting")) { () throws(StoreFailure) in
             try store.setEnabled(enabled, user: account.name, service: service, at: context.now())
+        }
+        if let fprintdDevices {
+            // The prints enable accepted are the ones the module compares fprintd's with
+            // (FprintdPrints): the first set, or, when they are not the set biounlock last saw, a
+            // change of the enrolled set.
+            try storeCall(L("cannot change the setting")) { () throws(StoreFailure) in
+                try FprintdPrintsRecord.afterListing(fprintdDevices, user: account.name, stored: record?.fprintdPrints, store: store)
+            }
         }
         let v: KeyValuePairs = ["user": account.name, "service": service ?? ""]
         switch (enabled, service != nil) {

@@ -102,7 +102,11 @@ enum EnrolCommand {
             }
         }
         if case .failure(let why) = result { throw CommandFailure(L("enrolment failed: {reason}; fprintd stored nothing", ["reason": "\(why)"])) }
-        try storeCall(L("cannot record the enrolment")) { () throws(StoreFailure) in try store.noteEnrolmentChange(user: user, at: context.now()) }
+        reader.close() // (the deferred close then does nothing) before fprintd is asked what it holds now
+        let prints = FprintdPrintsRecord.listed(options, user: user)
+        try storeCall(L("cannot record the enrolment")) { () throws(StoreFailure) in
+            try store.noteEnrolmentChange(user: user, at: context.now(), fprintdPrints: prints)
+        }
         Output.line(L("Enrolled {finger} for {user} in fprintd (GNOME Settings, KDE and fprintd-list see it too).", ["finger": finger.name, "user": user]))
         let record = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(user) }
         if record?.enabled != true {

@@ -1,5 +1,7 @@
 import BiounlockCore
 import BiounlockSensors
+import BiounlockStore
+import BiounlockFprintProtocol
 
 /// sensor=fprintd: the store holds no prints; `status` and `list` show the fingers fprintd holds
 /// for each user (one helper asks for all of them).
@@ -16,6 +18,28 @@ enum FprintdFingers {
                 records[i].templates += (byUser[records[i].name] ?? []).flatMap(\.templates)
             }
             return nil
+        }
+    }
+}
+
+/// sensor=fprintd: what the CLI records of the prints fprintd holds (FprintdPrints), so that the
+/// module tells changes made in fprintd from the ones made through biounlock.
+enum FprintdPrintsRecord {
+    /// The prints fprintd holds for `user` now, on every device (nil when fprintd cannot be asked).
+    static func listed(_ options: Options, user: String) -> String? {
+        guard case .success(let devices) = Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).fprintdFingers(options, user: user)
+        else { return nil }
+        return FprintdPrints.text(devices.flatMap(\.templates))
+    }
+
+    /// `enable`: `devices` as listed is the first set biounlock knows for the user, or, when it
+    /// differs from the set biounlock last saw, a change of the enrolled set.
+    static func afterListing(_ devices: [FprintdReader], user: String, stored: String?, store: Store) throws(StoreFailure) {
+        guard let prints = FprintdPrints.afterListing(devices.flatMap(\.templates), stored: stored) else { return }
+        if stored == nil {
+            try store.recordFirstFprintdPrints(user: user, prints: prints)
+        } else {
+            try store.noteFprintdPrints(user: user, prints: prints)
         }
     }
 }

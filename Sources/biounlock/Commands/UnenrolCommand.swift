@@ -87,7 +87,10 @@ enum UnenrolCommand {
             defer { reader.close() }
             if case .failure(let why) = reader.delete(finger) { throw CommandFailure(L("fprintd could not delete it: {reason}", ["reason": "\(why)"])) }
         }
-        try storeCall(L("cannot record the change")) { () throws(StoreFailure) in try store.noteEnrolmentChange(user: user, at: context.now()) }
+        let prints = FprintdPrintsRecord.listed(options, user: user)
+        try storeCall(L("cannot record the change")) { () throws(StoreFailure) in
+            try store.noteEnrolmentChange(user: user, at: context.now(), fprintdPrints: prints)
+        }
         if let finger {
             Output.line(L("Removed {finger} for {user} from fprintd.", ["finger": finger.name, "user": user]))
         } else {

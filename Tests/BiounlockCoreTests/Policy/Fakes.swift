@@ -95,6 +95,11 @@ final class MemoryStore: AuthStore {
         if failWrites { throw StoreFailure("disk full") }
         users[user]?.biometricFailures = 0
     }
+    func noteFprintdPrints(user: String, prints: String) throws(StoreFailure) {
+        if failWrites { throw StoreFailure("disk full") }
+        users[user]?.fprintdPrints = prints
+        users[user]?.enrolmentVersion += 1
+    }
     func appendEvent(_ event: AuditEvent) throws(StoreFailure) {
         if failWrites { throw StoreFailure("disk full") }
         events.append(event)

@@ -503,6 +503,73 @@ extension PolicyChainTests {
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint), "the password satisfied the rule")
     }
 
+    /// sensor=fprintd: prints added or deleted in fprintd (GNOME Settings, fprintd-enroll), which
+    /// the store never sees being made, are an enrolment change as `biounlock enrol`'s are: with
+    /// require_passcode=enrolment the reader is released at once and the passcode asked for.
+    func testAChangeOfFprintdsPrintsRequiresThePasscodeOnce() {
+        options.sensor = .fprintd
+        options.requirePasscode = PasscodeRequirementRules(parsing: "enrolment")!
+        func print(_ finger: Finger, device: String = "0") -> Template {
+            Template(finger: finger, sensor: .fprintd, data: [], driver: "fprintd", device: device, created: 0)
+        }
+        store.users["alice"]?.templates = [print(.rightIndex)]
+        store.users["alice"]?.passcodeSuccessAt = clock.seconds - 60
+        store.users["alice"]?.passcodeEnrolmentVersion = 0
+        store.users["alice"]?.fprintdPrints = "0:right-index-finger"
+        let sensor = ScriptedSensor([.match(.rightIndex), .match(.rightIndex), .match(.rightIndex)])
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint), "the prints biounlock last saw: the finger")
+        XCTAssertEqual(store.users["alice"]?.enrolmentVersion, 0)
+
+        // A finger added in fprintd: the passcode, and the reader released without a touch.
+        store.users["alice"]?.templates.append(print(.leftThumb))
+        conversation = ScriptedConversation([Self.secret("2468")])
+        XCTAssertEqual(run(sensor).outcome, .success(.passcode))
+        XCTAssertEqual(conversation.transcript, ["INFO: PIN required: the enrolled fingers have changed.", Self.typePrompt])
+        XCTAssertEqual(sensor.verifyCalls, 1, "no touch was waited for")
+        XCTAssertEqual(sensor.closed, 2)
+        XCTAssertEqual(store.users["alice"]?.fprintdPrints, "0:left-thumb,0:right-index-finger")
+        XCTAssertEqual(store.users["alice"]?.enrolmentVersion, 1)
+        XCTAssertTrue(logger.text.contains("the prints fprintd holds for alice are not the ones biounlock last saw"), logger.text)
+        conversation = ScriptedConversation()
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint), "the passcode satisfied the rule")
+
+        // A finger deleted in fprintd is a change too; without the rule it is recorded, and the finger used.
+        options.requirePasscode = .none
+        store.users["alice"]?.templates = [print(.leftThumb)]
+        XCTAssertEqual(run(ScriptedSensor([.match(.leftThumb)])).outcome, .success(.fingerprint))
+        XCTAssertEqual(store.users["alice"]?.fprintdPrints, "0:left-thumb")
+        XCTAssertEqual(store.users["alice"]?.enrolmentVersion, 2)
+    }
+
+    /// No set recorded (a store from before schema 5, a user enabled under another backend), one
+    /// that does not parse, or one that cannot be written: the passcode, when in doubt.
+    func testUnknownFprintdPrintsCountAsAChange() {
+        options.sensor = .fprintd
+        options.requirePasscode = PasscodeRequirementRules(parsing: "enrolment")!
+        store.users["alice"]?.templates = [Template(finger: .rightIndex, sensor: .fprintd, data: [], driver: "fprintd", device: "0", created: 0)]
+        store.users["alice"]?.passcodeSuccessAt = clock.seconds - 60
+        store.users["alice"]?.passcodeEnrolmentVersion = 0
+        for stored in [nil, "0:right-index-finger,", "right-index-finger", "0:nose"] as [String?] {
+            store.users["alice"]?.fprintdPrints = stored
+            store.users["alice"]?.enrolmentVersion = 0
+            conversation = ScriptedConversation([.empty])
+            let sensor = ScriptedSensor([.match(.rightIndex)])
+            XCTAssertEqual(run(sensor), Decision(.unavailable, .passcodeDeclined), "\(stored ?? "nil")")
+            XCTAssertEqual(conversation.transcript, ["INFO: PIN required: the enrolled fingers have changed.", Self.typePrompt])
+            XCTAssertEqual(sensor.verifyCalls, 0)
+            XCTAssertEqual(store.users["alice"]?.fprintdPrints, "0:right-index-finger")
+            XCTAssertEqual(store.users["alice"]?.enrolmentVersion, 1)
+        }
+        store.users["alice"]?.fprintdPrints = nil
+        store.users["alice"]?.enrolmentVersion = 0
+        store.failWrites = true
+        conversation = ScriptedConversation([.empty])
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])), Decision(.unavailable, .passcodeDeclined))
+        XCTAssertEqual(conversation.transcript.first, "INFO: PIN required: the enrolled fingers have changed.")
+        XCTAssertTrue(logger.lines.contains { $0.0 == .error && $0.1 == "cannot record the enrolment change of alice: disk full" },
+                      logger.lines.map(\.1).joined(separator: " | "))
+    }
+
     func testRemoteSessionsAreLeftAloneByDefault() {
         facts = SessionFacts(remote: "PAM_TTY=ssh")
         let sensor = ScriptedSensor([.match(.rightIndex)])
