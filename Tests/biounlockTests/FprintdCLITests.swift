@@ -153,8 +153,15 @@ final class FprintdCLITests: XCTestCase {
         XCTAssertEqual(try authenticate(user, touches: ["SCAN games-li"], requirePasscode: "enrolment"), "PAM_SUCCESS")
         XCTAssertEqual(try lastReason(), "finger-matched")
         XCTAssertEqual(try record(), "0:left-index-finger v0")
+        func passcodeRequired() throws -> Any? {
+            let r = try cli(["status", user, "--json"])
+            let status = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout + r.stderr)
+            return try XCTUnwrap((status["users"] as? [[String: Any]])?.first)["passcode_required"] ?? "absent"
+        }
+        XCTAssertTrue(try passcodeRequired() is NSNull)
 
         try d.enrol(user: user, finger: "right-thumb", id: "games-rt")
+        XCTAssertEqual(try passcodeRequired() as? String, "enrolment", "status says what the module will decide")
         XCTAssertEqual(try conversation(user, answers: ["2468"], requirePasscode: "enrolment"), [
             "INFO: PIN required: the enrolled fingers have changed.",
             "PROMPT_OFF: PIN or password for biotest: ",

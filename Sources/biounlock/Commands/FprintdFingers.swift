@@ -7,7 +7,10 @@ import BiounlockFprintProtocol
 /// for each user (one helper asks for all of them).
 enum FprintdFingers {
     /// Adds each user's fprintd fingers to their record (as templates without data, sensor
-    /// fprintd); returns why fprintd could not be asked, if it could not.
+    /// fprintd); returns why fprintd could not be asked, if it could not. A set that is not the
+    /// one biounlock last saw (FprintdPrints) is shown as the enrolment change the module will
+    /// record when it next opens the reader (the record's enrolment version one ahead, in this
+    /// copy only), so that `status` says the passcode will be required, as the module decides.
     static func add(to records: inout [UserRecord], options: Options) -> String? {
         guard !records.isEmpty else { return nil }
         switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).fprintdFingers(options, users: records.map(\.name)) {
@@ -15,7 +18,11 @@ enum FprintdFingers {
             return why.description
         case .success(let byUser):
             for i in records.indices {
-                records[i].templates += (byUser[records[i].name] ?? []).flatMap(\.templates)
+                let held = (byUser[records[i].name] ?? []).flatMap(\.templates)
+                records[i].templates += held
+                if !held.isEmpty, FprintdPrints.afterListing(held, stored: records[i].fprintdPrints) != nil {
+                    records[i].enrolmentVersion &+= 1
+                }
             }
             return nil
         }
