@@ -3,7 +3,8 @@
 // biounlock: biometric-or-passcode authentication for Linux PAM.
 //
 // Layers, bottom to top (the tree under Sources/ follows them):
-//   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt), CSystem, CIntl (libc)
+//   C wrappers      CPAM, CSodium, CSQLite, CFPrint   (system libraries, pkg-config + apt), CSystem, CIntl (libc),
+//                   CModuleRuntime                    (the module's stand-in for a piece of the Swift runtime)
 //   system calls    BiounlockSystem                   (the only Swift target that imports Glibc: typed Errno, EINTR, poll, files)
 //   core policy     BiounlockCore                     (options, policy chain, messages and their translations, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
@@ -93,6 +94,8 @@ let package = Package(
         .systemLibrary(name: "CSystem"),
         // glibc's gettext (libintl is part of libc: no library to link) and the locale queries.
         .systemLibrary(name: "CIntl"),
+        // What the module replaces of the static Swift runtime (the host's argv: see argv.c).
+        .target(name: "CModuleRuntime"),
         .systemLibrary(name: "CFPrint", pkgConfig: "libfprint-2",
                        providers: [.apt(["libfprint-2-dev", "libglib2.0-dev"])]),
 
@@ -141,7 +144,7 @@ let package = Package(
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
         .target(
             name: "PamBiounlock",
-            dependencies: ["CPAM", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
+            dependencies: ["CPAM", "CModuleRuntime", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
             exclude: ["exports.map", "link"],
             swiftSettings: moduleSwiftSettings,
             linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]

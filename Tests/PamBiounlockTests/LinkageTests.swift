@@ -62,6 +62,30 @@ final class LinkageTests: XCTestCase {
         }
     }
 
+    /// The static Swift runtime's argv grabber -- a constructor in libswiftCore.a's
+    /// CommandLine.cpp.o that reads /proc/self/maps when the module is loaded -- is not in the
+    /// module: CModuleRuntime defines the two functions that object provides (argv.c), so the
+    /// linker never takes it. A process that loads the module and authenticates reads neither
+    /// its maps nor its command line for it.
+    func testTheSwiftRuntimeDoesNotLookForTheHostsArguments() throws {
+        let symbols = try runProcess("/usr/bin/nm", [modulePath])
+        XCTAssertEqual(symbols.status, 0, symbols.stderr)
+        XCTAssertFalse(symbols.stdout.contains("argvGrabber"), "libswiftCore.a's CommandLine.cpp.o was linked in")
+        for name in ["_swift_stdlib_getUnsafeArgvArgc", "_swift_stdlib_overrideUnsafeArgvArgc"] {
+            XCTAssertTrue(symbols.stdout.contains(" t \(name)\n"), "\(name): CModuleRuntime's, hidden")
+        }
+        let fixture = try ModuleFixture()
+        try fixture.enrolDefaultUser()
+        try fixture.service("")
+        let trace = fixture.dir + "/strace.out"
+        let t = try fixture.authenticate(ModuleFixture.otherUser, wrapper: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=open,openat", "-o", trace])
+        XCTAssertEqual(t.code, "PAM_TRY_AGAIN", "not enabled: PAM_IGNORE, then the stack's pam_debug: \(t.raw.stdout)\(t.raw.stderr)")
+        // From the module's load on (the harness, a SwiftPM program, has a Swift runtime of its own).
+        let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+        let load = try XCTUnwrap(calls.firstIndex { $0.contains("pam_biounlock.so") }, "the module was loaded")
+        XCTAssertEqual(calls[load...].filter { $0.contains("/proc/self/maps") || $0.contains("/proc/self/cmdline") }, [])
+    }
+
     /// libfprint and the fprintd D-Bus client run in the helper process only: the module maps
     /// neither libfprint, GLib, D-Bus nor systemd (sd-bus), so it can never iterate (or be
     /// confused by) the host's GLib main context or open a bus connection inside sudo.
