@@ -68,7 +68,14 @@ let dynamicSQLite: LinkerSetting = .linkedLibrary("sqlite3")
 /// runtime build that generic type's metadata from its mangled name, in every fresh sudo (0.33 ms
 /// less per whole process in an interleaved `pam-loop spawn` run: bench/RESULTS.md). Swift's own
 /// lowering before type layouts; the module's tests and fuzzing run the code it produces.
-let moduleSwiftSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-type-layout"])]
+/// `-disable-implicit-string-processing-module-import`: these targets do not import
+/// _StringProcessing (the regex engine) as every Swift file does by default, so it and
+/// _RegexParser are not linked into the module: 1.2 MB less code and 0.14 MB less data to map
+/// and relocate in every fresh sudo, 45 to 68 us of wall time in interleaved whole-process runs
+/// (bench/RESULTS.md). What they used of it, `firstRange(of:)` on text, is
+/// `Substring.firstRange(ofText:)` (Messages.swift); LinkageTests checks that it stays out.
+let moduleSwiftSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-type-layout",
+                                                          "-Xfrontend", "-disable-implicit-string-processing-module-import"])]
 
 /// Tests drive threads and processes directly; Swift 5 mode spares them Sendable ceremony.
 let testSettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]

@@ -86,6 +86,18 @@ final class LinkageTests: XCTestCase {
         XCTAssertEqual(calls[load...].filter { $0.contains("/proc/self/maps") || $0.contains("/proc/self/cmdline") }, [])
     }
 
+    /// The module's targets do not import _StringProcessing (Package.swift, moduleSwiftSettings),
+    /// so neither it nor _RegexParser is linked in: 1.2 MB of code a fresh sudo would map and
+    /// relocate, none of which the module uses.
+    func testTheRegexEngineStaysOutOfTheModule() throws {
+        let symbols = try runProcess("/usr/bin/nm", [modulePath])
+        XCTAssertEqual(symbols.status, 0, symbols.stderr)
+        for module in ["17_StringProcessing", "12_RegexParser"] {
+            let count = symbols.stdout.split(separator: "\n").filter { $0.contains(" $s\(module)") }.count
+            XCTAssertEqual(count, 0, "symbols of \(module) in the module")
+        }
+    }
+
     /// libfprint and the fprintd D-Bus client run in the helper process only: the module maps
     /// neither libfprint, GLib, D-Bus nor systemd (sd-bus), so it can never iterate (or be
     /// confused by) the host's GLib main context or open a bus connection inside sudo.

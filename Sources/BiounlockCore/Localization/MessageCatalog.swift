@@ -120,7 +120,7 @@ public enum MessageCatalog {
 
     /// The text after the first `key`, up to one of `stops` or the end.
     static func field(_ text: String, after key: String, stoppingAt stops: String) -> String? {
-        guard let range = text.firstRange(of: key) else { return nil }
+        guard let range = Substring(text).firstRange(ofText: key) else { return nil }
         let rest = text[range.upperBound...]
         let end = rest.firstIndex { stops.contains($0) } ?? rest.endIndex
         let value = rest[..<end]

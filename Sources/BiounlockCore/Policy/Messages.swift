@@ -209,11 +209,26 @@ extension String {
         guard !target.isEmpty else { return self }
         var out = ""
         var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
+        while let range = rest.firstRange(ofText: target) {
             out += rest[..<range.lowerBound]
             out += replacement
             rest = rest[range.upperBound...]
         }
         return out + rest
+    }
+}
+
+extension Substring {
+    /// The first range of `target` in this text, compared Character by Character as
+    /// `firstRange(of:)` compares them, without the _StringProcessing module, which the module's
+    /// targets do not import (Package.swift, moduleSwiftSettings). nil for an empty `target`.
+    public func firstRange(ofText target: String) -> Range<Index>? {
+        guard !target.isEmpty else { return nil }
+        var start = startIndex
+        while start < endIndex {
+            if self[start...].starts(with: target) { return start..<index(start, offsetBy: target.count) }
+            start = index(after: start)
+        }
+        return nil
     }
 }
