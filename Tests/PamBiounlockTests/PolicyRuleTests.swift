@@ -126,6 +126,34 @@ final class PolicyRuleTests: XCTestCase {
         XCTAssertEqual(second.code, "PAM_SUCCESS")
     }
 
+    /// The greeter's password stack beside its fingerprint stack, with biometric unlock turned off
+    /// there (`biounlock disable USER --service gdm-password`): biounlock asks for nothing, yet the
+    /// password that stack accepts (pam_permit standing in for pam_unix) is seen in
+    /// pam_sm_setcred and satisfies "after a boot" for the fingerprint stack. A user with
+    /// biometric unlock off everywhere gets nothing written.
+    func testThePasswordOfAServiceBiounlockIsOffForSatisfiesTheRules() throws {
+        try fixture.service("policy=biometrics require_passcode=boot", name: "fingerprint")
+        try fixture.service("policy=biometrics require_passcode=boot", name: "password", after: "auth sufficient pam_permit.so",
+                            control: ModuleFixture.recommendedControl)
+        try fixture.store.setEnabled(false, user: user, service: "password", at: 1)
+        XCTAssertEqual(try fixture.authenticate(service: "fingerprint", touches: [touch]).messages,
+                       ["INFO: Password required: enter it once before using your finger."], "after a boot: the finger is off")
+        let password = try fixture.authenticate(service: "password", extra: ["--setcred"])
+        XCTAssertEqual(password.code, "PAM_SUCCESS")
+        XCTAssertEqual(password.messages, [], "nothing asked or shown where biounlock is off")
+        XCTAssertTrue(password.raw.stdout.contains("SETCRED 0 PAM_SUCCESS"))
+        XCTAssertNotNil(try fixture.store.loadUser(user)?.passcodeSuccessAt, "the password is witnessed")
+        let finger = try fixture.authenticate(service: "fingerprint", touches: [touch])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", "the finger is back in the fingerprint stack")
+
+        // Off everywhere: the password of any stack records nothing.
+        try sql("UPDATE users SET passcode_success_at = NULL")
+        try fixture.store.setEnabled(false, user: user, service: nil, at: 2)
+        try sql("DELETE FROM service_overrides")
+        XCTAssertEqual(try fixture.authenticate(service: "password", extra: ["--setcred"]).code, "PAM_SUCCESS")
+        XCTAssertNil(try fixture.store.loadUser(user)?.passcodeSuccessAt, "biometric unlock off: nothing of the user's is written")
+    }
+
     /// The Unix password typed at biounlock's prompt and accepted by the stack (pam_permit standing
     /// in for pam_unix) is seen in pam_sm_setcred and clears the passcode failures -- also when
     /// the caller, like sudo, makes PAM_USER the target user before pam_setcred (the note then

@@ -107,6 +107,11 @@ public struct UserRecord: Equatable, Sendable {
     public func isEnabled(for service: String) -> Bool {
         serviceOverrides[service] ?? enabled
     }
+
+    /// Whether biometric unlock applies to some service: the toggle, or an override that turns it on.
+    public var isEnabledForAnyService: Bool {
+        enabled || serviceOverrides.values.contains(true)
+    }
 }
 
 /// One row of the audit log. Holds no secret and no template.

@@ -4,6 +4,9 @@ public enum Reason: String, Sendable, Error {
     case matched = "finger-matched"
     case passcodeAccepted = "passcode-accepted"
     case notEnabled = "not-enabled"
+    /// Not enabled for this service, enabled for another: PAM_IGNORE, and the password that
+    /// follows is witnessed (PasswordWitness).
+    case disabledForService = "disabled-for-service"
     /// The store's row for the name belongs to another account (AccountBinding): as not enabled.
     case recordOfAnotherAccount = "record-of-another-account"
     case unknownUser = "unknown-user"

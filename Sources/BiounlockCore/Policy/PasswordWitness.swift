@@ -16,11 +16,16 @@ import BiounlockSystem
 /// process reset the passcode lockout and guess the PIN without end. So at such a locker a
 /// Unix-password success clears nothing: the safe side (docs/SECURITY.md, "biounlock-check").
 public enum PasswordWitness {
-    /// Whether the stack goes on to the password after this decision.
+    /// Whether the stack goes on to the password after this decision: biounlock handed the user
+    /// on, or stepped aside for a service it is turned off for while it is on for another
+    /// (Reason.disabledForService). Not after a success, for a user who has not enabled
+    /// biometric unlock anywhere (nothing of theirs is written), a remote session, an unknown
+    /// name, a store or account database that could not be read, or a failed conversation.
     public static func handsOnToPassword(_ decision: Decision) -> Bool {
         switch decision.outcome {
         case .unavailable, .maxTries: return decision.reason != .storeUnavailable && decision.reason != .accountsUnavailable
-        case .success, .ignore, .userUnknown, .conversationFailed: return false
+        case .ignore: return decision.reason == .disabledForService
+        case .success, .userUnknown, .conversationFailed: return false
         }
     }
 

@@ -161,7 +161,17 @@ public final class PolicyChain {
 
         let user: UserRecord
         do {
-            guard let found = try store.loadUser(account.name, withTemplates: false), found.isEnabled(for: request.service) else {
+            guard let found = try store.loadUser(account.name, withTemplates: false) else { return Decision(.ignore, .notEnabled) }
+            guard found.isEnabled(for: request.service) else {
+                // Off for this service, on for another (the greeter's password stack beside its
+                // fingerprint stack: `disable --service gdm-password`): nothing is asked or counted,
+                // but the password the stack goes on to proves the user as it does where biounlock
+                // hands them on, so pam_sm_setcred records it (PasswordWitness) -- else the rules
+                // "after a boot" and "after an enrolment change" would keep the finger off in the
+                // fingerprint stack. Only for the account the row belongs to.
+                if found.isEnabledForAnyService, AccountBinding.of(found, account: account).isBound {
+                    return Decision(.ignore, .disabledForService)
+                }
                 return Decision(.ignore, .notEnabled)
             }
             user = found

@@ -131,6 +131,30 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)])).outcome, .success(.fingerprint), "its own account's row")
     }
 
+    /// Off for this service, on for another (`disable --service gdm-password` beside the greeter's
+    /// fingerprint stack): PAM_IGNORE with nothing asked or written, and the password that follows
+    /// is witnessed (pam_sm_setcred records it). Off everywhere, or a row of another account: not.
+    func testAServiceBiounlockIsOffForWitnessesThePasswordOfAnEnabledUser() {
+        store.users["alice"]?.serviceOverrides = ["gdm-password": false]
+        let off = run(ScriptedSensor([.match(.rightIndex)]), service: "gdm-password")
+        XCTAssertEqual(off, Decision(.ignore, .disabledForService))
+        XCTAssertTrue(PasswordWitness.handsOnToPassword(off))
+        XCTAssertEqual(conversation.transcript, [])
+        XCTAssertEqual(store.events, [], "no audit row: biounlock stayed out")
+        store.users["alice"]?.uid = 4242
+        XCTAssertEqual(run(nil, service: "gdm-password").reason, .notEnabled, "another account's row: nothing to witness")
+        store.users["alice"]?.uid = 1000
+        store.users["alice"]?.enabled = false
+        store.users["alice"]?.serviceOverrides = [:]
+        let nowhere = run(nil, service: "gdm-password")
+        XCTAssertEqual(nowhere, Decision(.ignore, .notEnabled))
+        XCTAssertFalse(PasswordWitness.handsOnToPassword(nowhere), "off everywhere: nothing of theirs is written")
+        store.users["alice"]?.serviceOverrides = ["gdm-fingerprint": true]
+        XCTAssertEqual(run(nil, service: "gdm-password").reason, .disabledForService, "on through an override alone")
+        XCTAssertFalse(PasswordWitness.handsOnToPassword(Decision(.ignore, .remoteSession)))
+        XCTAssertFalse(PasswordWitness.handsOnToPassword(Decision(.ignore, .recordOfAnotherAccount)))
+    }
+
     func testPerServiceOverrideWinsOverTheUsersToggle() {
         store.users["alice"]?.serviceOverrides = ["sudo": false]
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "sudo").outcome, .ignore)
