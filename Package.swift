@@ -71,8 +71,9 @@ let dynamicSQLite: LinkerSetting = .linkedLibrary("sqlite3")
 /// `-disable-implicit-string-processing-module-import`: these targets do not import
 /// _StringProcessing (the regex engine) as every Swift file does by default, so it and
 /// _RegexParser are not linked into the module: 1.2 MB less code and 0.14 MB less data to map
-/// and relocate in every fresh sudo, 45 to 68 us of wall time in interleaved whole-process runs
-/// (bench/RESULTS.md). What they used of it, `firstRange(of:)` on text, is
+/// and relocate in every fresh sudo (`size`), 45 to 68 us of wall time in three of four
+/// interleaved `pam-loop spawn` runs of 400 against the module before (265 us in the fourth, on a
+/// busier machine). What they used of it, `firstRange(of:)` on text, is
 /// `Substring.firstRange(ofText:)` (Messages.swift); LinkageTests checks that it stays out.
 let moduleSwiftSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-type-layout",
                                                           "-Xfrontend", "-disable-implicit-string-processing-module-import"])]

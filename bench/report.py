@@ -551,7 +551,7 @@ def CHANGES(facts, rows, baseline):
         "durations parsed without a dictionary whose type a fresh process built at run time with a search of every conformance "
         "in the module (-0.3 ms) and its lines found on bytes, the static runtime's argv grabber (a constructor reading "
         "/proc/self/maps at every load) left out of the module (-0.03 to -0.08 ms), and _StringProcessing and _RegexParser (1.2 MB of code "
-        "no target of the module uses) not linked in (-0.05 to -0.07 ms): interleaved `pam-loop spawn` runs of each "
+        "no target of the module uses) not linked in (-0.05 to -0.07 ms in three of four runs, -0.27 in a busier fourth): interleaved `pam-loop spawn` runs of each "
         "change, in the commit messages. Not in these figures, as the bench sets no PAM_RHOST: sudo sets it to the host name, and host names are now "
         "compared without building Set<String> (-0.07 ms per fresh sudo, measured with a driver that sets it)")
     b, t = over("inproc", "bio-off", "permit")

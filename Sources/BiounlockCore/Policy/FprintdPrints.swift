@@ -1,6 +1,6 @@
 /// sensor=fprintd: the prints are fprintd's, and GNOME Settings, KDE or `fprintd-enroll` add and
 /// delete them without biounlock. So that `require_passcode=enrolment` sees those changes as it
-/// sees `biounlock enrol`'s (docs/DESIGN.md, "The passcode is required again"), the store keeps
+/// sees `biounlock enrol`'s (docs/DESIGN.md, "The chain", step 7), the store keeps
 /// the set of prints biounlock last saw for the user (users.fprintd_prints, schema 5), as text:
 /// one "DEVICE:FINGER" entry per print (fprintd's device as the object path's last element,
 /// the finger as fprintd names it), sorted, comma-separated; "" when the user had none.

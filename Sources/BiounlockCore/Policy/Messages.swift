@@ -222,7 +222,7 @@ extension Substring {
     /// The first range of `target` in this text, compared Character by Character as
     /// `firstRange(of:)` compares them, without the _StringProcessing module, which the module's
     /// targets do not import (Package.swift, moduleSwiftSettings). nil for an empty `target`.
-    public func firstRange(ofText target: String) -> Range<Index>? {
+    func firstRange(ofText target: String) -> Range<Index>? {
         guard !target.isEmpty else { return nil }
         var start = startIndex
         while start < endIndex {
