@@ -104,8 +104,13 @@ final class LocalizationTests: XCTestCase {
         // A passcode lockout, with its time left, in French (no finger enrolled: nothing but the lock).
         try fixture.store.deleteTemplates(user: ModuleFixture.enrolledUser, finger: nil)
         for _ in 1...5 { XCTAssertEqual(try fixture.authenticate(answers: ["1357"]).code, "PAM_AUTHINFO_UNAVAIL") }
+        // Two failures more on the record: the 15-minute wait, which reads "15 min" for a whole
+        // minute. (The first wait, 60 s, reads "1 min" only within the second of the fifth failure,
+        // "59 s" after it: CI once crossed that second between the two transactions.)
+        let sql = try runProcess("/usr/bin/sqlite3", [fixture.storePath, "UPDATE users SET passcode_failures = 7"])
+        XCTAssertEqual(sql.status, 0, sql.stderr)
         let locked = try fixture.authenticate(extra: ["--setlocale"], environment: ["LANG": "fr_FR.UTF-8"])
-        XCTAssertEqual(locked.messages, ["ERROR: Aucune empreinte enregistrée.", "ERROR: Code PIN verrouillé pendant 1 min : utilisez votre mot de passe."])
+        XCTAssertEqual(locked.messages, ["ERROR: Aucune empreinte enregistrée.", "ERROR: Code PIN verrouillé pendant 15 min : utilisez votre mot de passe."])
         XCTAssertEqual(locked.code, "PAM_AUTHINFO_UNAVAIL")
     }
 
