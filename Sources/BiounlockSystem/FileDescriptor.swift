@@ -137,11 +137,20 @@ extension FileDescriptor {
     /// read(2) until the end of the file, at most `limit + 1` bytes (more than `limit` tells the
     /// caller the file is too large), continuing after short reads. A nonblocking descriptor with
     /// nothing to read fails with EAGAIN.
-    public func readAll(upTo limit: Int) throws(Errno) -> [UInt8] {
+    ///
+    /// The buffer starts at `expected + 1` bytes (a regular file's size from fstat: one read, and
+    /// one more that finds the end) and doubles, up to `limit + 1`, only when a read fills it. A
+    /// buffer of `limit + 1` from the start was 64 KiB zeroed and freed for every config file the
+    /// module read, and its free made glibc consolidate the heap: 63,000 of a not-enabled
+    /// transaction's 919,000 user-space instructions (callgrind).
+    public func readAll(upTo limit: Int, expected: Int = 4096) throws(Errno) -> [UInt8] {
         let capacity = min(max(0, limit), Int.max - 1) + 1
-        var bytes = [UInt8](repeating: 0, count: capacity)
+        var bytes = [UInt8](repeating: 0, count: expected >= 0 && expected < capacity ? expected + 1 : capacity)
         var total = 0
         while total < capacity {
+            if total == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, capacity - bytes.count)))
+            }
             let n = try read(into: &bytes, at: total)
             if n == 0 { break }
             total += n

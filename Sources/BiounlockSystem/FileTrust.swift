@@ -107,7 +107,7 @@ public enum TrustedFiles {
         if let problem = checkOpened(path, st) { return .failure(problem) }
         if st.size > limit { return .failure(.tooLarge(path)) }
         let bytes: [UInt8]
-        do throws(Errno) { bytes = try file.descriptor.readAll(upTo: limit) } catch { return .failure(.unreadable(path, error)) }
+        do throws(Errno) { bytes = try file.descriptor.readAll(upTo: limit, expected: Int(clamping: st.size)) } catch { return .failure(.unreadable(path, error)) }
         if bytes.count > limit { return .failure(.tooLarge(path)) }
         return .success(String(decoding: bytes, as: UTF8.self))
     }

@@ -42,6 +42,23 @@ final class SyscallTests: XCTestCase {
         XCTAssertEqual(try pair.first.descriptor.readAll(upTo: 1000).count, 89, "the rest, then the end of the file")
     }
 
+    /// The buffer starts at the size the caller expects and grows when the file is longer (a
+    /// /proc file's fstat size is 0; a file can grow between fstat and read), never past the limit.
+    func testReadAllGrowsPastWhatWasExpected() throws {
+        let content = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        for (expected, limit) in [(0, 20_000), (1, 20_000), (9_999, 20_000), (10_000, 20_000), (50_000, 20_000), (-5, 20_000),
+                                  (Int.max, 20_000), (0, 10_000), (0, 9_999), (3, 4_096)] {
+            let pair = try FileDescriptor.localStreamPair()
+            try pair.second.descriptor.writeAll(content)
+            try pair.second.descriptor.shutdownWriting()
+            let read = try pair.first.descriptor.readAll(upTo: limit, expected: expected)
+            XCTAssertEqual(read, Array(content.prefix(limit + 1)), "expected \(expected), limit \(limit)")
+        }
+        let proc = try FileDescriptor.open("/proc/self/stat", .readOnly)
+        XCTAssertEqual(try proc.descriptor.status().size, 0, "a /proc file says it is empty")
+        XCTAssertGreaterThan(try proc.descriptor.readAll(upTo: 64 * 1024, expected: 0).count, 20, "and is read all the same")
+    }
+
     func testAClosedPeerIsBrokenPipeNotASignal() throws {
         let pair = try FileDescriptor.localStreamPair()
         let mine = pair.releaseFirst()   // the second end is closed now
