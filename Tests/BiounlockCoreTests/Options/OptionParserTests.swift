@@ -155,11 +155,15 @@ final class OptionParserTests: XCTestCase {
             var lines: [Substring] = []
             OptionParser.forEachLine(of: Substring(text)) { lines.append($0) }
             XCTAssertEqual(lines, expected, text.debugDescription)
-            for line in expected {
-                let old = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-                let new = String(line.utf8.firstIndex(of: UInt8(ascii: "#")).map { line[..<$0] } ?? line)
-                XCTAssertEqual(new, old, line.debugDescription)
+            // The settings: each line's text before a '#', trimmed, when not empty, with its number.
+            let settings = expected.enumerated().compactMap { (index, line) -> String? in
+                let beforeComment = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                let trimmed = OptionParser.trim(String(beforeComment))
+                return trimmed.isEmpty ? nil : "\(index + 1):\(trimmed)"
             }
+            var found: [String] = []
+            OptionParser.forEachSetting(of: Substring(text)) { found.append("\($0):\($1)") }
+            XCTAssertEqual(found, settings, text.debugDescription)
         }
         // And the whole file: the same options and diagnostics, line numbers included.
         let text = "# c\r\ntimeout = 7\r\n\rmax_tries=2 # two\u{2028}bogus\n = 1\nreason = a=b#c\n"
