@@ -51,6 +51,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code(EINVAL)
         public static let resultTooLarge = Code(ERANGE)
         public static let noLocks = Code(ENOLCK)
+        public static let noData = Code(ENODATA)   // no extended attribute by that name
 
         /// strerror_r's text ("errno N" for a code it does not know).
         public var description: String {

@@ -105,6 +105,24 @@ extension FileDescriptor {
         }.get()
     }
 
+    /// pread(2) until `count` bytes are read from `fileOffset` or the file ends (fewer then),
+    /// continuing after short reads; the descriptor's own offset is left alone.
+    public func read(count: Int, atFileOffset fileOffset: Int64) throws(Errno) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: max(0, count))
+        var total = 0
+        while total < bytes.count {
+            let done = total
+            let n = try bytes.withUnsafeMutableBytes { raw -> Result<Int, Errno> in
+                guard let base = raw.baseAddress else { return .success(0) }
+                return transfer(.pread, count: raw.count - done) { n in Glibc.pread(rawValue, base + done, n, off_t(fileOffset &+ Int64(done))) }
+            }.get()
+            if n == 0 { break }
+            total += n
+        }
+        bytes.removeSubrange(total...)
+        return bytes
+    }
+
     /// read(2) of one byte: the byte, or nil at the end of the file (for a terminal read key by
     /// key: no buffer holds what was typed).
     public func readByte() throws(Errno) -> UInt8? {
@@ -205,6 +223,31 @@ extension FileDescriptor {
     /// dup2(2): makes `target` a copy of this descriptor (not close-on-exec).
     public func duplicate(onto target: FileDescriptor) throws(Errno) {
         _ = try system(.dup2) { dup2(rawValue, target.rawValue) }.get()
+    }
+
+    /// fgetxattr(2): the value of the extended attribute `name`, nil when the file has none by
+    /// that name (ENODATA); longer than `maximumLength` bytes fails with ERANGE.
+    public func extendedAttribute(_ name: String, maximumLength: Int) throws(Errno) -> [UInt8]? {
+        var value = [UInt8](repeating: 0, count: max(0, maximumLength))
+        let result = value.withUnsafeMutableBytes { raw in
+            system(.fgetxattr, failed: { $0 < 0 }) { _ in fgetxattr(rawValue, name, raw.baseAddress, raw.count) }
+        }
+        switch result {
+        case .success(let n):
+            value.removeSubrange(min(max(0, n), value.count)...)
+            return value
+        case .failure(let e) where e.code == .noData:
+            return nil
+        case .failure(let e):
+            throw e
+        }
+    }
+
+    /// fsetxattr(2): sets the extended attribute `name` to `value` (made or replaced).
+    public func setExtendedAttribute(_ name: String, to value: [UInt8]) throws(Errno) {
+        _ = try value.withUnsafeBytes { raw in
+            system(.fsetxattr) { fsetxattr(rawValue, name, raw.baseAddress, raw.count, 0) }
+        }.get()
     }
 
     /// isatty(3).

@@ -13,6 +13,7 @@ public enum SystemCall: String, CaseIterable, Sendable {
     case tcgetattr, tcsetattr, tcgetpgrp, ttyname = "ttyname_r"
     case setrlimit, getrlimit, setgroups, setregid, sigprocmask, prctl
     case nanosleep
+    case pread, fgetxattr, fsetxattr
 }
 
 // The one funnel. Every wrapper that can see EINTR calls the C function through `system`, which

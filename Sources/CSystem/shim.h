@@ -12,6 +12,8 @@
 #include <syslog.h>
 #include <termios.h>
 #include <unistd.h>
+// fgetxattr/fsetxattr (the store's WAL-index mark): not in Swift's Glibc module.
+#include <sys/xattr.h>
 
 /// fcntl(fd, F_OFD_SETLK, ...) on the bytes [start, start + length): an open-file-description
 /// lock (owned by the open file, not the process, so two opens in one process exclude each

@@ -59,6 +59,40 @@ final class SyscallTests: XCTestCase {
         XCTAssertGreaterThan(try proc.descriptor.readAll(upTo: 64 * 1024, expected: 0).count, 20, "and is read all the same")
     }
 
+    func testReadAtAnOffsetLeavesTheFilePositionAlone() throws {
+        let path = NSTemporaryDirectory() + "/pread-\(getpid())"
+        defer { unlink(path) }
+        let file = try FileDescriptor.open(path, .readWrite, options: [.create, .exclusive], permissions: 0o600)
+        try file.descriptor.writeAll(Array(0..<200))
+        XCTAssertEqual(try file.descriptor.read(count: 5, atFileOffset: 10), [10, 11, 12, 13, 14])
+        XCTAssertEqual(try file.descriptor.read(count: 50, atFileOffset: 190), Array(190..<200), "fewer at the end of the file")
+        XCTAssertEqual(try file.descriptor.read(count: 5, atFileOffset: 500), [])
+        XCTAssertEqual(lseek(file.rawValue, 0, SEEK_CUR), 200, "pread moves no file position")
+        XCTAssertThrowsError(try Faults.run(FaultSchedule([FaultRule(.pread, .fail(.ioError))])) { () throws(Errno) -> [UInt8] in
+            try file.descriptor.read(count: 5, atFileOffset: 0)
+        })
+        let short = try Faults.run(FaultSchedule([FaultRule(.pread, .short(1), count: 3)])) { () throws(Errno) -> [UInt8] in
+            try file.descriptor.read(count: 5, atFileOffset: 0)
+        }
+        XCTAssertEqual(short.result, [0, 1, 2, 3, 4], "goes on after short reads")
+        XCTAssertEqual(short.injected.count, 3)
+    }
+
+    func testExtendedAttributes() throws {
+        let path = NSTemporaryDirectory() + "/xattr-\(getpid())"
+        defer { unlink(path) }
+        let file = try FileDescriptor.open(path, .readWrite, options: [.create, .exclusive], permissions: 0o600)
+        XCTAssertNil(try file.descriptor.extendedAttribute("user.biounlock.test", maximumLength: 64), "none by that name")
+        try file.descriptor.setExtendedAttribute("user.biounlock.test", to: Array("boot-1".utf8))
+        XCTAssertEqual(try file.descriptor.extendedAttribute("user.biounlock.test", maximumLength: 64), Array("boot-1".utf8))
+        try file.descriptor.setExtendedAttribute("user.biounlock.test", to: Array("2".utf8))
+        XCTAssertEqual(try file.descriptor.extendedAttribute("user.biounlock.test", maximumLength: 64), Array("2".utf8), "replaced")
+        try file.descriptor.setExtendedAttribute("user.biounlock.test", to: Array(repeating: 7, count: 100))
+        XCTAssertThrowsError(try file.descriptor.extendedAttribute("user.biounlock.test", maximumLength: 64)) { error in
+            XCTAssertEqual((error as? Errno)?.code, .resultTooLarge, "longer than asked for")
+        }
+    }
+
     func testAClosedPeerIsBrokenPipeNotASignal() throws {
         let pair = try FileDescriptor.localStreamPair()
         let mine = pair.releaseFirst()   // the second end is closed now
