@@ -44,7 +44,7 @@ public struct CheckerService {
     public var openStore: (Options) -> Result<AuthStore, StoreFailure>
     public var lookupAccount: PolicyChain.AccountLookup = Accounts.find
     public var clock: Clock = SystemClock()
-    public var bootID: () -> String? = { SessionProbe.bootID() }
+    public var bootID: () -> String? = { SessionProbe.currentBootID }
     /// Switches the checker's process to the caller's language (a plain locale name and a plain
     /// LANGUAGE list, or empty strings) before the chain speaks; the executable sets it
     /// (biounlock-check's CheckerLanguage), since this library is linked into the module too and

@@ -31,7 +31,7 @@ public enum PasswordWitness {
 
     /// Records the password success. Never throws into the host: failures are logged.
     public static func recordPasswordSuccess(user: String, store: AuthStore, logger: Logger, clock: Clock = SystemClock(),
-                                             bootID: String? = SessionProbe.bootID()) {
+                                             bootID: String? = SessionProbe.currentBootID) {
         do {
             try store.recordSuccess(user: user, method: .password, at: clock.now(), bootID: bootID ?? "")
             logger.log(.info, "user=\(sanitizedForLog(user)) password accepted by the stack: counters cleared, passcode rules satisfied")

@@ -57,7 +57,7 @@ public final class PolicyChain {
     public init(options: Options, conversation: Conversation, logger: Logger, sensors: SensorProvider,
                 openStore: @escaping StoreOpener, lookupAccount: @escaping AccountLookup = Accounts.find,
                 clock: Clock = SystemClock(), sessionFacts: @escaping () -> SessionFacts = { SessionFacts() },
-                bootID: @escaping () -> String? = { SessionProbe.bootID() },
+                bootID: @escaping () -> String? = { SessionProbe.currentBootID },
                 terminal: @escaping () -> TypeOrTouchTerminal? = { nil }) {
         self.options = options; self.conversation = conversation; self.logger = logger
         self.sensors = sensors; self.openStore = openStore; self.lookupAccount = lookupAccount; self.clock = clock

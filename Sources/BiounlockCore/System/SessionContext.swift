@@ -106,6 +106,10 @@ public enum SessionProbe {
 
     public static func hostname() -> String? { Host.name() }
 
+    /// This boot's id, read once per process: a process does not outlive its boot (the chain's
+    /// rules and the store's WAL-index mark read it in the same sudo).
+    public static let currentBootID: String? = bootID()
+
     /// The kernel's id for this boot (changes at every boot).
     public static func bootID(path: String = "/proc/sys/kernel/random/boot_id") -> String? {
         guard case .success(let text) = readSmallFile(path) else { return nil }
