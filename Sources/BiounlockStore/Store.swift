@@ -24,6 +24,12 @@ import BiounlockCore
 ///   for more than the busy timeout (Tests/EndToEnd/load.sh). The module's connections do not
 ///   checkpoint at close or inside a commit; a closing writer checkpoints a long WAL outside
 ///   biounlock's write queue and without waiting for any lock (keepJournalFiles, checkpointIfLong).
+/// - The module's connection uses the WAL index (-shm) the last one left, instead of SQLite
+///   rebuilding it for every sudo, only when it was built in this boot and describes the WAL
+///   exactly (WALIndexHold: a mark with the boot id, SQLite's checksums, no frame written around
+///   it); anything else is SQLite's own first-connection path. Descriptors of the store's files
+///   that biounlock opens stay open until the process's last connection closes
+///   (ProcessDescriptors): closing one would drop SQLite's POSIX locks.
 public final class Store: AuthStore {
     public enum Mode {
         /// The PAM module: existing store only, exact schema version, trust checks.
@@ -63,6 +69,13 @@ public final class Store: AuthStore {
     private var wrote = false
     /// Whether readyForWriting has run.
     private var readyToWrite = false
+    /// Whether the -shm file is to be marked with this boot's id once this connection's first
+    /// transaction has read the store the ordinary way (WALIndexHold.mark).
+    private var markIndexAfterFirstRead = false
+    /// Whether this connection holds SQLite's WAL index from the last transaction (WALIndexHold).
+    private(set) var indexHeld = false
+    /// This boot's id (read once per process).
+    static let bootID: [UInt8]? = SessionProbe.currentBootID.map { Array($0.utf8) }
     /// What requireCurrentSchema found on this connection: nil before it looked, success for
     /// the current version, or why it refuses the store.
     private var schema: Result<Void, StoreFailure>?
@@ -117,6 +130,13 @@ public final class Store: AuthStore {
             // (requireCurrentSchema), with what it reads or writes: a sudo's first read
             // transaction holds the version and the user's row, not the version alone.
             try store.keepJournalFiles()
+            // SQLite's WAL index, kept from the last transaction when it can be trusted
+            // (WALIndex.swift); another connection of this process shares it already.
+            if connection.othersOpenInProcess == 0 {
+                let outcome = WALIndexHold.take(storePath: path, bootID: Store.bootID)
+                store.indexHeld = outcome.held
+                store.markIndexAfterFirstRead = outcome.markAfterFirstRead
+            }
         case .administer:
             // Made here for the module; a lock file that cannot be used (a read-only mount, one that
             // is not root's) leaves the CLI working without the queue, and the module refuses it.
@@ -562,7 +582,16 @@ public final class Store: AuthStore {
             return try body()
         }
         wrote = true
+        afterTransaction()
         return result
+    }
+
+    /// After a transaction at the outermost level: the first one has read the store through
+    /// SQLite's index the ordinary way, so the -shm file can carry this boot's mark.
+    private func afterTransaction() {
+        guard markIndexAfterFirstRead else { return }
+        markIndexAfterFirstRead = false
+        WALIndexHold.mark(storePath: path, bootID: Store.bootID)
     }
 
     public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
@@ -678,7 +707,9 @@ public final class Store: AuthStore {
         if readDepth > 0 || writeDepth > 0 { return try body() }
         readDepth += 1
         defer { readDepth -= 1 }
-        return try connection.transaction(immediate: false, body)
+        let result = try connection.transaction(immediate: false, body)
+        afterTransaction()
+        return result
     }
 
     /// Makes `user`'s row if there is none, bound to the account the name has now (rows made by
