@@ -551,8 +551,9 @@ def CHANGES(facts, rows, baseline):
         "durations parsed without a dictionary whose type a fresh process built at run time with a search of every conformance "
         "in the module (-0.3 ms) and its lines found on bytes, the static runtime's argv grabber (a constructor reading "
         "/proc/self/maps at every load) left out of the module (-0.03 to -0.08 ms), and _StringProcessing and _RegexParser (1.2 MB of code "
-        "no target of the module uses) not linked in (-0.05 to -0.07 ms in three of four runs, -0.27 in a busier fourth): interleaved `pam-loop spawn` runs of each "
-        "change, in the commit messages. Not in these figures, as the bench sets no PAM_RHOST: sudo sets it to the host name, and host names are now "
+        "no target of the module uses) not linked in (-0.05 to -0.07 ms in three of four runs, -0.27 in a busier fourth), and SQLite's WAL index "
+        "kept from the transaction before when it can be trusted instead of rebuilt by every sudo (WALIndexHold: -0.32 to -0.45 ms in four runs, "
+        "a WAL of 27 frames): interleaved `pam-loop spawn` runs of each change, in the commit messages. Not in these figures, as the bench sets no PAM_RHOST: sudo sets it to the host name, and host names are now "
         "compared without building Set<String> (-0.07 ms per fresh sudo, measured with a driver that sets it)")
     b, t = over("inproc", "bio-off", "permit")
     row("in process, not enabled, over pam_permit", b, t, f_ms, "the same steps (arguments, one NSS lookup, trust checks, one indexed read), now through the system-call layer's wrappers and with the account binding's uid read, "
@@ -563,7 +564,10 @@ def CHANGES(facts, rows, baseline):
         "about 0.03 ms less than reading the file now), -0.02 to -0.06 ms for the schema version checked in the first read "
         "transaction instead of one of its own, about -0.008 ms for the config file's lines cut as slices of its text (a comment makes no String; "
         "perf: the config's share of the transaction 7.4% -> 5.8%), nothing measurable for schema 5's column in the user's row "
-        "(fprintd_prints; stores in the same state: 446 to 460 us against 454 to 481 us before) "
+        "(fprintd_prints; stores in the same state: 446 to 460 us against 454 to 481 us before), "
+        "-0.06 to -0.13 ms for SQLite's WAL index kept from the transaction before (WALIndexHold: no truncation and regrowth of the -shm "
+        "file, no replay of the WAL; six runs in both orders), and the config file read into a buffer of its own size with its comment lines "
+        "passed over on the bytes (-113,000 of 919,000 user-space instructions, callgrind; below the noise of wall-clock runs) "
         "(interleaved in-process runs before and after each); "
         "not separated from the difference between two runs on this shared machine")
     b, t = over("inproc", "bio-pin-min", "argon2-min")
@@ -577,7 +581,8 @@ def CHANGES(facts, rows, baseline):
         "count's sync, -0.08 to -0.10 ms), SQLite configured without memory statistics or a bulk page-cache allocation per "
         "connection (about -0.04 ms), the prints not read unless a reader is opened (about -0.02 ms), the config file parsed "
         "on bytes and the schema version read in the first read transaction (see above); schema 5 neutral (1167 to 1207 us "
-        "against 1168 to 1227 us before) (interleaved in-process runs)")
+        "against 1168 to 1227 us before); then SQLite's WAL index kept from the transaction before (-0.07 to -0.15 ms, six runs in both "
+        "orders) (interleaved in-process runs)")
     b, t = over("inproc", "bio-touch", "bio-off")
     row("touch over not enabled", b, t, f_ms, "the WAL left uncheckpointed at close until it is long: the close-time checkpoint's and the WAL restart's syncs once per few successes (see below); "
         "then two pages fewer in each success's commit (schema 4)")
@@ -629,8 +634,10 @@ def NOTES(F, R, med, num, rows, facts, raw):
             "and its -wal/-shm files (stat), opening the store (SQLite maps the shared-memory index and parses the "
             "schema on every new connection: each sudo is a new connection) and one indexed read. No write and no "
             "sync: a user who has not enabled biometric unlock gets no audit row in the store, and the store's "
-            "-wal/-shm files are kept between connections rather than created and deleted each time; opening the store "
-            "replays the frames other connections left in the WAL (see the passcode path). All figures on this page scale with the load of the machine "
+            "-wal/-shm files are kept between connections rather than created and deleted each time; the WAL index the "
+            "last transaction left is used as it is when it can be trusted (built in this boot, describing the WAL "
+            "exactly: docs/DESIGN.md), instead of SQLite truncating the -shm file and replaying the WAL for every new "
+            "process. All figures on this page scale with the load of the machine "
             "(see Machine): the margin to 0.5 ms is what it is under that load.")
     pin, argon = med("inslow", "bio-pin"), med("inslow", "argon2")
     pinmin, argonmin = med("inproc", "bio-pin-min"), med("inproc", "argon2-min")
@@ -667,10 +674,11 @@ def NOTES(F, R, med, num, rows, facts, raw):
                     "the inode from the calling thread) and SQLite writing and checkpointing the frames")
         w0, w5, w20 = (num(R("walrec", f"frames-{k}"), "median_us") for k in (0, 5, 20))
         if None not in (w0, w5, w20):
-            txt += (". What the frames left in the WAL cost instead: a connection that finds no other one open -- every "
-                    "sudo, enrolled or not -- rebuilds the WAL index from them; opening a store, one indexed read and "
-                    f"closing took {ms(w0)} ms with an empty WAL, {ms(w5)} ms with 5 frames and {ms(w20)} ms with 20 in "
-                    "this run (bench/wal-recovery.c)")
+            txt += (". What the frames left in the WAL cost a connection that finds no other one open and rebuilds "
+                    "the WAL index from them -- since the module keeps the index between transactions, only the first "
+                    "sudo after a boot or after the CLI removed the WAL, or one that finds the index untrustworthy: "
+                    f"opening a store, one indexed read and closing took {ms(w0)} ms with an empty WAL, {ms(w5)} ms with "
+                    f"5 frames and {ms(w20)} ms with 20 in this run (bench/wal-recovery.c, plain SQLite)")
         notes.append(txt + ".")
     scale_lines = [l for l in facts.get(("store", "lines"), []) if not l.startswith("fill")]
     if scale_lines:
