@@ -1,6 +1,7 @@
 import XCTest
 import TestSupport
 import Foundation
+import BiounlockSensors
 
 let cliBuildDirectory: String = {
     if let dir = ProcessInfo.processInfo.environment["BIOUNLOCK_BUILD_DIR"] { return dir }
@@ -43,13 +44,16 @@ class CLIFixture: XCTestCase {
     func enrol(_ id: String = "daemon-ri", finger: String = "right-index") throws -> ProcessResult {
         let group = DispatchGroup()
         group.enter()
+        let socket = self.socket
         Thread.detachNewThread {
-            // A scan that failed was not taken (the sensor answers a taken command with EOF):
-            // send it again, as a finger touches again, a few times at most.
+            // The finger, from this process (`biounlock sim scan` has tests of its own): no second
+            // process started from a second thread while the enrol command starts. A scan that
+            // failed was not taken (the sensor answers a taken command with EOF): send it again,
+            // as a finger touches again, a few times at most.
             var sent = 0, attempts = 0
             while sent < 5, attempts < 7 {
                 attempts += 1
-                if (try? self.cli(["sim", "scan", id]))?.status == 0 { sent += 1 }
+                if case .success = SimulatedFinger.send(.scan(Array(id.utf8)), to: socket, waitMilliseconds: 10_000) { sent += 1 }
             }
             group.leave()
         }
