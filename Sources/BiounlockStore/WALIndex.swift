@@ -7,8 +7,8 @@ import Synchronization
 /// SQLite takes the first connection to open a WAL database -- it finds no lock on byte 128 of
 /// the -shm file, its "DMS" byte -- as the one that must rebuild the index: it truncates the
 /// -shm file, grows it again a byte per page, and reads and checksums every frame of the WAL.
-/// A sudo is one process with one connection, so every sudo was that first connection: about
-/// 0.1 ms of every transaction, enrolled or not (scripts/bench, bench/report.py). The module
+/// A sudo is one process with one connection, so every sudo was that first connection: 0.3 to
+/// 0.45 ms of a whole sudo, enrolled or not (interleaved runs, bench/report.py). The module
 /// now holds a shared open-file-description lock on that byte while its connection is open,
 /// when the index is known to describe the WAL exactly: SQLite then finds another connection
 /// and uses the index as it is -- as it does beside `biounlock log --follow`, or any
@@ -33,7 +33,7 @@ import Synchronization
 ///   SHARED bytes (the lock every WAL connection holds while it is open) keeps a connection in
 ///   EXCLUSIVE locking mode from writing between the checks and SQLite's first read.
 /// Every failure -- a check, an error, a file missing -- means no lock: a lock held by mistake
-/// would mean stale reads and lost writes, one not held costs 0.1 ms. The files are opened
+/// would mean stale reads and lost writes, one not held costs a fraction of a millisecond. The files are opened
 /// O_NOFOLLOW|O_CLOEXEC and checked on the open descriptor (root's, not writable by others), as
 /// Store.trustProblem checks them by name.
 enum WALIndexHold {
