@@ -55,13 +55,20 @@ enum WALIndexHold {
         let options: FileDescriptor.OpenOptions = [.noFollow, .noControllingTerminal]
         // The store first: its SHARED lock must be held before anything is checked.
         guard let store = ProcessDescriptors.open(path, .readOnly, options: options, keptFor: path),
-              (try? store.setOpenFileDescriptionLock(.shared, start: WALIndex.sharedFirst, length: WALIndex.sharedSize)) == true,
-              let index = ProcessDescriptors.open(indexPath, .readWrite, options: options, keptFor: path),
-              trusted(index, indexPath) != nil else {
+              (try? store.setOpenFileDescriptionLock(.shared, start: WALIndex.sharedFirst, length: WALIndex.sharedSize)) == true else {
             return Outcome(held: false, markAfterFirstRead: true)
         }
+        // Without the hold, the store's lock goes at once: kept, it would stand in the way of this
+        // process's own EXCLUSIVE lock, which a store another tool switched to a rollback
+        // journal needs for every write.
+        func notHeld(markAfterFirstRead: Bool) -> Outcome {
+            _ = try? store.setOpenFileDescriptionLock(.unlock, start: WALIndex.sharedFirst, length: WALIndex.sharedSize)
+            return Outcome(held: false, markAfterFirstRead: markAfterFirstRead)
+        }
+        guard let index = ProcessDescriptors.open(indexPath, .readWrite, options: options, keptFor: path),
+              trusted(index, indexPath) != nil else { return notHeld(markAfterFirstRead: true) }
         let mark = try? index.extendedAttribute(WALIndex.markAttribute, maximumLength: 64)
-        guard mark == bootID else { return Outcome(held: false, markAfterFirstRead: true) }
+        guard mark == bootID else { return notHeld(markAfterFirstRead: true) }
         // The WAL carries no lock of SQLite's: its descriptor may be closed at once.
         guard let wal = try? FileDescriptor.open(walPath, .readOnly, options: options),
               let walSize = trusted(wal.descriptor, walPath)?.size,
@@ -70,7 +77,7 @@ enum WALIndexHold {
                   try? wal.descriptor.read(count: count, atFileOffset: offset)
               }),
               (try? index.setOpenFileDescriptionLock(.shared, start: WALIndex.dmsByte, length: 1)) == true else {
-            return Outcome(held: false, markAfterFirstRead: false)
+            return notHeld(markAfterFirstRead: false)
         }
         return Outcome(held: true, markAfterFirstRead: false)
     }

@@ -64,6 +64,21 @@ final class StoreIndexTests: XCTestCase {
         XCTAssertTrue(off.rebuilt)
     }
 
+    /// A store another tool switched to a rollback journal has no index to keep: the module's
+    /// check must leave no lock behind that would stand in the way of its own writes (a
+    /// rollback journal's writer takes the store's EXCLUSIVE lock).
+    func testAStoreWithARollbackJournalIsWrittenAsBefore() throws {
+        _ = try tracedTransaction()
+        let r = try runProcess("/usr/bin/sqlite3", [fixture.storePath, "PRAGMA journal_mode = DELETE"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try fixture.authenticate(answers: ["1357"]).code, "PAM_AUTHINFO_UNAVAIL", "a wrong PIN, handed on")
+        XCTAssertEqual(try fixture.store.loadUser(ModuleFixture.enrolledUser)?.passcodeFailures, 1, "counted")
+        fixture.closeStore()
+        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).code, "PAM_SUCCESS", "counted and checked")
+        XCTAssertEqual(try fixture.store.loadUser(ModuleFixture.enrolledUser)?.passcodeFailures, 0, "the right PIN cleared the count")
+        XCTAssertEqual(try fixture.store.recentEvents().map(\.reason).prefix(2), ["passcode-accepted", "wrong-passcode"])
+    }
+
     /// An index marked in another boot -- a -shm file left on disk by a power cut -- is built
     /// again, then marked with this boot's id.
     func testAnIndexFromAnotherBootIsBuiltAgain() throws {
