@@ -27,24 +27,25 @@ final class Connection {
     /// same, a little slower (interleaved in-process runs: about 0.04 ms per passcode attempt).
     static let configured: Int32 = biounlock_sqlite3_configure()
 
-    /// The path it was opened with, and how many other connections of this process had that
+    /// The store it was opened on, and how many other connections of this process had that
     /// store open when it was (ProcessDescriptors).
-    let path: String
+    let storeKey: ProcessDescriptors.Key
     let othersOpenInProcess: Int
 
     init(path: String, flags: Int32) throws(StoreFailure) {
         _ = Connection.configured
-        let others = ProcessDescriptors.opening(path)
+        let key = ProcessDescriptors.Key(path)
+        let others = ProcessDescriptors.opening(key)
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "code \(rc)"
             if let db { sqlite3_close_v2(db) }
-            ProcessDescriptors.closed(path)
+            ProcessDescriptors.closed(key)
             throw StoreFailure("cannot open \(path): \(message)")
         }
         handle = db
-        self.path = path
+        storeKey = key
         othersOpenInProcess = others
         sqlite3_extended_result_codes(db, 1)
     }
@@ -52,7 +53,7 @@ final class Connection {
     deinit {
         sqlite3_close_v2(handle)
         walFrames?.deallocate()
-        ProcessDescriptors.closed(path)
+        ProcessDescriptors.closed(storeKey)
     }
 
     /// Keeps `framesInWAL` up to date: SQLite's WAL hook runs after each commit of this

@@ -133,7 +133,7 @@ public final class Store: AuthStore {
             // SQLite's WAL index, kept from the last transaction when it can be trusted
             // (WALIndex.swift); another connection of this process shares it already.
             if connection.othersOpenInProcess == 0 {
-                let outcome = WALIndexHold.take(storePath: path, bootID: Store.bootID)
+                let outcome = WALIndexHold.take(storePath: path, key: connection.storeKey, bootID: Store.bootID)
                 store.indexHeld = outcome.held
                 store.markIndexAfterFirstRead = outcome.markAfterFirstRead
             }
@@ -591,7 +591,7 @@ public final class Store: AuthStore {
     private func afterTransaction() {
         guard markIndexAfterFirstRead else { return }
         markIndexAfterFirstRead = false
-        WALIndexHold.mark(storePath: path, bootID: Store.bootID)
+        WALIndexHold.mark(storePath: path, key: connection.storeKey, bootID: Store.bootID)
     }
 
     public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {

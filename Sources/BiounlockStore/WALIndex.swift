@@ -49,12 +49,12 @@ enum WALIndexHold {
     /// this process has the store open (theirs share SQLite's index already). Every descriptor
     /// of the store or its -shm file opened here is kept (`ProcessDescriptors`); the locks live
     /// as long as they do.
-    static func take(storePath path: String, bootID: [UInt8]?) -> Outcome {
+    static func take(storePath path: String, key: ProcessDescriptors.Key, bootID: [UInt8]?) -> Outcome {
         guard let bootID, !bootID.isEmpty else { return Outcome(held: false, markAfterFirstRead: false) }
         let indexPath = path + "-shm", walPath = path + "-wal"
         let options: FileDescriptor.OpenOptions = [.noFollow, .noControllingTerminal]
         // The store first: its SHARED lock must be held before anything is checked.
-        guard let store = ProcessDescriptors.open(path, .readOnly, options: options, keptFor: path),
+        guard let store = ProcessDescriptors.open(path, .readOnly, options: options, keptFor: key),
               (try? store.setOpenFileDescriptionLock(.shared, start: WALIndex.sharedFirst, length: WALIndex.sharedSize)) == true else {
             return Outcome(held: false, markAfterFirstRead: true)
         }
@@ -65,7 +65,7 @@ enum WALIndexHold {
             _ = try? store.setOpenFileDescriptionLock(.unlock, start: WALIndex.sharedFirst, length: WALIndex.sharedSize)
             return Outcome(held: false, markAfterFirstRead: markAfterFirstRead)
         }
-        guard let index = ProcessDescriptors.open(indexPath, .readWrite, options: options, keptFor: path),
+        guard let index = ProcessDescriptors.open(indexPath, .readWrite, options: options, keptFor: key),
               trusted(index, indexPath) != nil else { return notHeld(markAfterFirstRead: true) }
         let mark = try? index.extendedAttribute(WALIndex.markAttribute, maximumLength: 64)
         guard mark == bootID else { return notHeld(markAfterFirstRead: true) }
@@ -85,10 +85,10 @@ enum WALIndexHold {
     /// Marks the store's -shm file as opened the ordinary way in this boot. Failures change
     /// nothing but the next transaction's cost (a filesystem without user extended attributes:
     /// every transaction rebuilds the index, as before).
-    static func mark(storePath path: String, bootID: [UInt8]?) {
+    static func mark(storePath path: String, key: ProcessDescriptors.Key, bootID: [UInt8]?) {
         guard let bootID, !bootID.isEmpty else { return }
         let indexPath = path + "-shm"
-        guard let index = ProcessDescriptors.open(indexPath, .readWrite, options: [.noFollow, .noControllingTerminal], keptFor: path),
+        guard let index = ProcessDescriptors.open(indexPath, .readWrite, options: [.noFollow, .noControllingTerminal], keptFor: key),
               trusted(index, indexPath) != nil else { return }
         try? index.setExtendedAttribute(WALIndex.markAttribute, to: bootID)
     }
@@ -105,34 +105,48 @@ enum WALIndexHold {
 /// biounlock opened itself. SQLite's locks are POSIX record locks: they belong to the process,
 /// and closing *any* descriptor of a file releases all of them -- so a descriptor of the store
 /// or its -shm file, once opened, stays open until the process's last connection to the store
-/// has closed (SQLite's own unix VFS keeps its descriptors the same way). Connections are
-/// counted by path; the list is searched in order (a process has one or two stores open).
+/// has closed (SQLite's own unix VFS keeps its descriptors the same way). Stores are told apart
+/// as SQLite tells them, by device and inode (by path when the file cannot be found); the list is
+/// searched in order (a process has one or two stores open).
 enum ProcessDescriptors {
+    enum Key: Equatable, Sendable {
+        case file(device: UInt64, inode: UInt64)
+        case path(String)
+
+        init(_ path: String) {
+            if let st = try? FileStatus.of(path, followingSymbolicLinks: true) {
+                self = .file(device: st.device, inode: st.inode)
+            } else {
+                self = .path(path)
+            }
+        }
+    }
+
     struct Entry {
-        let path: String
+        let key: Key
         var connections: Int
         var kept: [FileDescriptor]
     }
     static let state = Mutex<[Entry]>([])
 
-    /// A connection to `path` is opening; returns how many of this process's connections
-    /// had it open already.
-    static func opening(_ path: String) -> Int {
+    /// A connection to the store `key` names is opening; returns how many of this process's
+    /// connections had it open already.
+    static func opening(_ key: Key) -> Int {
         state.withLock { entries in
-            if let i = entries.firstIndex(where: { $0.path == path }) {
+            if let i = entries.firstIndex(where: { $0.key == key }) {
                 entries[i].connections += 1
                 return entries[i].connections - 1
             }
-            entries.append(Entry(path: path, connections: 1, kept: []))
+            entries.append(Entry(key: key, connections: 1, kept: []))
             return 0
         }
     }
 
-    /// A connection to `path` has closed (sqlite3_close has returned): the last one closes the
-    /// descriptors kept for it.
-    static func closed(_ path: String) {
+    /// A connection to the store has closed (sqlite3_close has returned): the last one closes
+    /// the descriptors kept for it.
+    static func closed(_ key: Key) {
         let toClose: [FileDescriptor] = state.withLock { entries in
-            guard let i = entries.firstIndex(where: { $0.path == path }) else { return [] }
+            guard let i = entries.firstIndex(where: { $0.key == key }) else { return [] }
             entries[i].connections -= 1
             guard entries[i].connections <= 0 else { return [] }
             return entries.remove(at: i).kept
@@ -140,14 +154,15 @@ enum ProcessDescriptors {
         for fd in toClose { fd.close() }
     }
 
-    /// open(2) of one of `store`'s files, kept until this process's last connection to `store`
-    /// has closed; nil when it cannot be opened (or no connection is open: closed at once).
+    /// open(2) of one of the files of the store `store` names, kept until this process's last
+    /// connection to it has closed; nil when it cannot be opened (or no connection is open:
+    /// closed at once).
     static func open(_ path: String, _ mode: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions,
-                     keptFor store: String) -> FileDescriptor? {
+                     keptFor store: Key) -> FileDescriptor? {
         guard let opened = try? FileDescriptor.open(path, mode, options: options) else { return nil }
         let fd = opened.release()
         let kept = state.withLock { entries -> Bool in
-            guard let i = entries.firstIndex(where: { $0.path == store }) else { return false }
+            guard let i = entries.firstIndex(where: { $0.key == store }) else { return false }
             entries[i].kept.append(fd)
             return true
         }

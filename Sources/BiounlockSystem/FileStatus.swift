@@ -13,6 +13,9 @@ public struct FileStatus: Equatable, Sendable {
     public let owner: UInt32
     /// st_size.
     public let size: Int64
+    /// st_dev and st_ino: which file this is.
+    public let device: UInt64
+    public let inode: UInt64
 
     init(_ st: stat) {
         switch st.st_mode & S_IFMT {
@@ -28,6 +31,8 @@ public struct FileStatus: Equatable, Sendable {
         mode = UInt32(st.st_mode)
         owner = UInt32(st.st_uid)
         size = Int64(st.st_size)
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
     }
 
     /// The permission bits (mode & 0o7777).

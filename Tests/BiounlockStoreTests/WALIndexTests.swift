@@ -211,7 +211,9 @@ final class WALIndexTests: XCTestCase {
             try store.recordLastFailure(user: "carol", at: 2)
             XCTAssertEqual(try mark(), bootID, "marked through a descriptor of the -shm file")
             XCTAssertTrue(try dmsLocked(), "SQLite's lock on the DMS byte survived that descriptor")
-            let second = try Store.open(path: path, mode: .authenticate)
+            // The same store under another spelling of its path: the same file (device and inode).
+            let second = try Store.open(path: dir + "/store/./biounlock.db", mode: .authenticate)
+            XCTAssertEqual(second.connection.othersOpenInProcess, 1, "known as the same store")
             XCTAssertFalse(second.indexHeld, "a second connection of the process shares SQLite's index: nothing taken")
             _ = try second.loadUser("alice", withTemplates: false)
         }
