@@ -33,9 +33,9 @@ import Synchronization
 ///   SHARED bytes (the lock every WAL connection holds while it is open) keeps a connection in
 ///   EXCLUSIVE locking mode from writing between the checks and SQLite's first read.
 /// Every failure -- a check, an error, a file missing -- means no lock: a lock held by mistake
-/// would mean stale reads and lost writes, one not held costs a fraction of a millisecond. The files are opened
-/// O_NOFOLLOW|O_CLOEXEC and checked on the open descriptor (root's, not writable by others), as
-/// Store.trustProblem checks them by name.
+/// would mean stale reads and lost writes, one not held costs a fraction of a millisecond. The
+/// files are opened O_NOFOLLOW|O_CLOEXEC and checked on the open descriptor (root's, not
+/// writable by others), as Store.trustProblem checks them by name.
 enum WALIndexHold {
     /// What `take` did: whether the lock is held, and whether the -shm file must be marked once
     /// the connection has read the store the ordinary way (its mark is not this boot's).
