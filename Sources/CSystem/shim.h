@@ -12,8 +12,14 @@
 #include <syslog.h>
 #include <termios.h>
 #include <unistd.h>
-// fgetxattr/fsetxattr (the store's WAL-index mark): not in Swift's Glibc module.
-#include <sys/xattr.h>
+
+/* fgetxattr/fsetxattr (the store's WAL-index mark) are not in Swift's Glibc module, and
+ * <sys/xattr.h> cannot be included here: it brings <sys/types.h> and so <sys/select.h>, whose
+ * fd_set (member `fds_bits` under _GNU_SOURCE, `__fds_bits` without) then differs from the one
+ * in Swift's Glibc module, and a clean build fails. Their glibc prototypes, as <sys/xattr.h>
+ * declares them: */
+extern ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);
+extern int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
 
 /// fcntl(fd, F_OFD_SETLK, ...) on the bytes [start, start + length): an open-file-description
 /// lock (owned by the open file, not the process, so two opens in one process exclude each
