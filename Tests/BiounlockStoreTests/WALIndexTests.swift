@@ -168,13 +168,37 @@ final class WALIndexTests: XCTestCase {
         }
         XCTAssertFalse(WALIndex.describes(indexHeader: Array(header.prefix(95)), walSize: walSize, read: read))
         XCTAssertFalse(WALIndex.describes(indexHeader: header, walSize: walSize, read: { _, _ in nil }))
+        // Random bytes, and the real files with one byte changed anywhere (which reach every
+        // check): never a trap; a changed byte of the WAL's header or last frame is refused.
         var generator = SystemRandomNumberGenerator()
-        for _ in 0..<2000 {
+        let walBytes = try wal.descriptor.read(count: Int(walSize), atFileOffset: 0)
+        func readFrom(_ bytes: [UInt8]) -> (Int64, Int) -> [UInt8]? {
+            { offset, count in
+                guard offset >= 0, offset < bytes.count else { return [] }
+                return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + max(0, count))])
+            }
+        }
+        for _ in 0..<300 {
             let bytes = (0..<Int.random(in: 0...120, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            let wal = (0..<Int.random(in: 0...9000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            _ = WALIndex.describes(indexHeader: bytes, walSize: Int64.random(in: -5...Int64.max, using: &generator)) { offset, count in
-                guard offset >= 0, offset < wal.count else { return [] }
-                return Array(wal[Int(offset)..<min(wal.count, Int(offset) + max(0, count))])
+            _ = WALIndex.describes(indexHeader: bytes, walSize: Int64.random(in: -5...Int64.max, using: &generator), read: readFrom(walBytes))
+        }
+        let frameSize = WALIndex.frameHeaderSize + 4096
+        let lastFrame = (walBytes.count - WALIndex.walHeaderSize) / frameSize - 1
+        for _ in 0..<300 {
+            var changedHeader = header, changedWAL = walBytes
+            if Bool.random(using: &generator) {
+                changedHeader[Int.random(in: 0..<header.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+                _ = WALIndex.describes(indexHeader: changedHeader, walSize: walSize, read: readFrom(walBytes))
+            } else {
+                let i = Int.random(in: 0..<walBytes.count, using: &generator)
+                changedWAL[i] ^= UInt8.random(in: 1...255, using: &generator)
+                // The WAL's header (its checksum covers it) and the last frame's commit size,
+                // salts and running checksum.
+                let inFrame = (i - WALIndex.walHeaderSize) % frameSize
+                let checked = i < WALIndex.walHeaderSize
+                    || (i - WALIndex.walHeaderSize) / frameSize == lastFrame && (4..<WALIndex.frameHeaderSize).contains(inFrame)
+                let described = WALIndex.describes(indexHeader: header, walSize: walSize, read: readFrom(changedWAL))
+                if checked { XCTAssertFalse(described, "WAL byte \(i) changed") }
             }
         }
     }

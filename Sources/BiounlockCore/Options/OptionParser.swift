@@ -136,33 +136,23 @@ public enum OptionParser {
         return diagnostics
     }
 
-    /// Calls `body` with each line of `text`, split where a Character is a newline (LF, VT, FF,
-    /// CR, CR LF, NEL, U+2028, U+2029), as `split(whereSeparator: \.isNewline)` splits them.
-    static func forEachLine(of text: Substring, _ body: (Substring) -> Void) {
-        let bytes = text.utf8
-        forEachLineRange(of: text) { start, end in
-            body(text[bytes.index(bytes.startIndex, offsetBy: start)..<bytes.index(bytes.startIndex, offsetBy: end)])
-        }
-    }
-
     /// Calls `body` with the number (from 1) and the setting of each line of `text` that has
     /// one: the line up to a '#', without leading and trailing blanks (`trim`), when that is
     /// not empty. Comment and blank lines -- most of the shipped file -- are passed over on the
-    /// UTF-8 bytes and make no Substring: callgrind counted the generic Substring walk (lines
-    /// cut by index offsets, '#' found by Collection.firstIndex) at about 0.17 M instructions a
-    /// transaction, a tenth of a passcode attempt's own work outside SQLite.
+    /// UTF-8 bytes and make no Substring: cutting every line as a Substring by index offsets and
+    /// searching it with Collection.firstIndex cost 51,000 more user-space instructions a
+    /// transaction (callgrind, 857,000 -> 806,000 for a user without biometric unlock).
     static func forEachSetting(of text: Substring, _ body: (Int, Substring) -> Void) {
         let bytes = text.utf8
         var number = 0
-        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0d }
         func lines(_ buffer: UnsafeBufferPointer<UInt8>) {
             forEachLineRange(in: buffer) { start, end in
                 number += 1
                 var cut = start
                 while cut < end, buffer[cut] != UInt8(ascii: "#") { cut += 1 }
                 var first = start, last = cut
-                while first < last, blank(buffer[first]) { first += 1 }
-                while first < last, blank(buffer[last - 1]) { last -= 1 }
+                while first < last, isBlank(buffer[first]) { first += 1 }
+                while first < last, isBlank(buffer[last - 1]) { last -= 1 }
                 guard first < last else { return }
                 body(number, text[bytes.index(bytes.startIndex, offsetBy: first)..<bytes.index(bytes.startIndex, offsetBy: last)])
             }
@@ -172,17 +162,11 @@ public enum OptionParser {
         }
     }
 
-    /// The lines of `text` as UTF-8 offsets from its start (see forEachLine).
-    static func forEachLineRange(of text: Substring, _ body: (Int, Int) -> Void) {
-        let bytes = text.utf8
-        if bytes.withContiguousStorageIfAvailable({ forEachLineRange(in: $0, body) }) == nil {
-            Array(bytes).withUnsafeBufferPointer { forEachLineRange(in: $0, body) }
-        }
-    }
-
-    /// The lines of `buffer`, found by scanning its UTF-8 bytes for the newline Characters (a
-    /// tenth of the cost of the Character walk). No array of lines is built: in a fresh
-    /// process each new array type is made at run time.
+    /// The lines of `buffer` as byte offsets [start, end), split where a Character is a newline
+    /// (LF, VT, FF, CR, CR LF, NEL, U+2028, U+2029) as `split(whereSeparator: \.isNewline)`
+    /// splits them, found by scanning the UTF-8 bytes (a tenth of the cost of the Character
+    /// walk). No array of lines is built: in a fresh process each new array type is made at
+    /// run time.
     static func forEachLineRange(in buffer: UnsafeBufferPointer<UInt8>, _ body: (Int, Int) -> Void) {
         var i = 0, start = 0
         while i < buffer.count {
@@ -245,13 +229,15 @@ public enum OptionParser {
 
     /// The same, as a slice of `s` (no copy).
     static func trim(_ s: Substring) -> Substring {
-        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0d }
         let bytes = s.utf8
         var start = bytes.startIndex, end = bytes.endIndex
-        while start < end, blank(bytes[start]) { start = bytes.index(after: start) }
-        while start < end, blank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        while start < end, isBlank(bytes[start]) { start = bytes.index(after: start) }
+        while start < end, isBlank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
         return s[start..<end]
     }
+
+    /// A space, a tab or a carriage return: what `trim` takes off.
+    static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0d }
 }
 
 /// Makes untrusted text safe for one log line: printable ASCII only, at most 64 characters.

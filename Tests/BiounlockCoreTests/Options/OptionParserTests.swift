@@ -153,7 +153,10 @@ final class OptionParserTests: XCTestCase {
             let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "" }.joined()
             let expected = Substring(text).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
             var lines: [Substring] = []
-            OptionParser.forEachLine(of: Substring(text)) { lines.append($0) }
+            let bytes = Array(text.utf8)
+            bytes.withUnsafeBufferPointer { buffer in
+                OptionParser.forEachLineRange(in: buffer) { lines.append(Substring(String(decoding: bytes[$0..<$1], as: UTF8.self))) }
+            }
             XCTAssertEqual(lines, expected, text.debugDescription)
             // The settings: each line's text before a '#', trimmed, when not empty, with its number.
             let settings = expected.enumerated().compactMap { (index, line) -> String? in
