@@ -26,6 +26,9 @@ final class ScenarioTests: XCTestCase {
         let backend: Backend
         /// The fprintd daemon (the fprintd backend only).
         let fprintd: FprintdDaemon?
+        /// What the closures saw that a failure should show (a wait that never ended, say).
+        let notes = Locked<[String]>([])
+        func note(_ text: String) { notes.mutate { $0.append(text) } }
     }
 
     struct Scenario {
@@ -220,7 +223,7 @@ final class ScenarioTests: XCTestCase {
                          answers: [ModuleFixture.pin], harnessTimeout: 20,
                          meanwhile: { c in
                              guard let d = c.fprintd else { return }
-                             d.waitUntilVerifying()
+                             if let trouble = d.waitUntilVerifying() { c.note(trouble) }
                              d.stop(signal: SIGKILL)
                          },
                          cleanup: { c in try c.fprintd?.start(.one) },
@@ -248,8 +251,8 @@ final class ScenarioTests: XCTestCase {
         try run(Scenario(name: "the print vanishes while verifying", backends: [.fprintd], arguments: "policy=biometrics",
                          meanwhile: { c in
                              guard let d = c.fprintd else { return }
-                             d.waitUntilVerifying()
-                             try? d.damageDefaultUserPrint()
+                             if let trouble = d.waitUntilVerifying() { c.note(trouble) }
+                             do { try d.damageDefaultUserPrint() } catch { c.note("could not damage the print: \(error)") }
                              d.touch("SCAN mallory")
                          },
                          cleanup: { c in try c.fprintd?.repairDefaultUserPrint() },
@@ -307,6 +310,7 @@ final class ScenarioTests: XCTestCase {
             if ScenarioTests.daemon == nil { ScenarioTests.daemon = Result { try FprintdDaemon.withDefaultUser() } }
             fprintd = try ScenarioTests.daemon?.get()
         }
+        let mark = fprintd?.logMark() ?? 0
         let fixture = try ModuleFixture()
         try fixture.enrolDefaultUser()
         try fixture.use(backend, fprintd: fprintd)
@@ -326,19 +330,26 @@ final class ScenarioTests: XCTestCase {
             meanwhile.enter()
             Thread.detachNewThread { action(context); meanwhile.leave() }
         }
-        let t = try fixture.authenticate(scenario.user, answers: scenario.answers, touches: scenario.touches, extra: ["--check-host"],
+        let t = try fixture.authenticate(scenario.user, answers: scenario.answers, touches: scenario.touches, extra: ["--check-host", "--syslog"],
                                          environment: environment, touchSocket: scenario.touchSocket?(fixture),
                                          timeout: scenario.harnessTimeout,
                                          touchWait: scenario.touchSocket == nil ? 5000 : 1500)
         meanwhile.wait()
+        // What a failure shows besides the assertion: the harness's output (the module's syslog
+        // among it), what the closures noted, and what fprintd logged meanwhile -- a failure seen
+        // once on CI must say which side stalled.
+        let logged = fprintd.map { $0.log(since: mark) }
         try scenario.cleanup(context)
+        let explained = "\(label)\n-- harness:\n\(t.raw.stdout)\(t.raw.stderr)"
+            + context.notes.value.map { "\n-- noted: " + $0 }.joined()
+            + (logged.map { "\n-- fprintd's log meanwhile:\n" + $0 } ?? "")
         // The host's signal dispositions and mask are as before; no helper is left running or unreaped.
-        XCTAssertTrue(t.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(label): \(t.raw.stdout)")
-        XCTAssertEqual(t.code, scenario.code, "\(label): \(t.raw.stdout)")
-        if let messages = scenario.messages { XCTAssertEqual(t.messages, messages, label) }
-        if let last = scenario.lastMessage { XCTAssertEqual(t.messages.last, last, label) }
+        XCTAssertTrue(t.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), explained)
+        XCTAssertEqual(t.code, scenario.code, explained)
+        if let messages = scenario.messages { XCTAssertEqual(t.messages, messages, explained) }
+        if let last = scenario.lastMessage { XCTAssertEqual(t.messages.last, last, explained) }
         if let failures = scenario.failures {
-            XCTAssertEqual(try fixture.store.loadUser(scenario.user)?.biometricFailures, failures, label)
+            XCTAssertEqual(try fixture.store.loadUser(scenario.user)?.biometricFailures, failures, explained)
         }
         XCTAssertFalse(t.raw.timedOut, label)
         scenario.check(context, t)

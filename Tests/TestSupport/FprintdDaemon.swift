@@ -113,8 +113,9 @@ public final class FprintdDaemon {
         self.readers = readers
         var environment = clientEnvironment
         environment["STATE_DIRECTORY"] = state
-        // BIOUNLOCK_TEST_FPRINTD_DEBUG=1: fprintd and libfprint log everything to `log`.
-        if ProcessInfo.processInfo.environment["BIOUNLOCK_TEST_FPRINTD_DEBUG"] != nil { environment["G_MESSAGES_DEBUG"] = "all" }
+        // fprintd and libfprint log everything to `log` (a few thousand lines a class): a test that
+        // fails shows what the daemon did meanwhile (`log(since:)`), on CI too.
+        environment["G_MESSAGES_DEBUG"] = "all"
         switch readers {
         case .one:
             environment["FP_VIRTUAL_DEVICE"] = virtualDevice
@@ -153,6 +154,23 @@ public final class FprintdDaemon {
         try? waitFor("fprintd to leave the bus") { !self.running }
     }
 
+    /// Where `log` ends now: `log(since:)` shows what fprintd logged after it.
+    public func logMark() -> UInt64 {
+        var st = stat()
+        return stat(log, &st) == 0 ? UInt64(st.st_size) : 0
+    }
+
+    /// fprintd's log from `mark` on (its last `lines` lines), for a failing test's message.
+    public func log(since mark: UInt64, lines: Int = 80) -> String {
+        guard let handle = FileHandle(forReadingAtPath: log) else { return "(no fprintd log at \(log))" }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: mark)
+        let text = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+        let all = text.split(separator: "\n", omittingEmptySubsequences: true)
+        let head = all.count > lines ? "[\(all.count - lines) earlier lines left out]\n" : ""
+        return head + all.suffix(lines).joined(separator: "\n")
+    }
+
     /// fprintd's pid, while it runs.
     public var pid: Int32? { fprintd?.processIdentifier }
 
@@ -163,6 +181,7 @@ public final class FprintdDaemon {
 
     private func stopAll() {
         stopSpoofing()
+        // BIOUNLOCK_TEST_FPRINTD_DEBUG=/PATH keeps the last daemon's whole log there.
         if let keep = ProcessInfo.processInfo.environment["BIOUNLOCK_TEST_FPRINTD_DEBUG"], keep.hasPrefix("/") {
             try? FileManager.default.removeItem(atPath: keep)
             try? FileManager.default.copyItem(atPath: log, toPath: keep)
@@ -242,15 +261,37 @@ public final class FprintdDaemon {
     /// Whether fprintd waits for a finger on `device` now (its `finger-needed` property): a
     /// verification (or enrolment) runs there.
     public func fingerNeeded(device: String = "/net/reactivated/Fprint/Device/0") -> Bool {
-        let r = try? gdbus(["call", "--system", "--dest", "net.reactivated.Fprint", "--object-path", device, "--method",
-                            "org.freedesktop.DBus.Properties.Get", "net.reactivated.Fprint.Device", "finger-needed"])
-        return r?.stdout.contains("true") == true
+        readFingerNeeded(device: device).needed
+    }
+
+    /// The property's value, and what the read said when it could not tell (for a failure's message).
+    private func readFingerNeeded(device: String) -> (needed: Bool, trouble: String?) {
+        do {
+            let r = try gdbus(["call", "--system", "--dest", "net.reactivated.Fprint", "--object-path", device, "--method",
+                               "org.freedesktop.DBus.Properties.Get", "net.reactivated.Fprint.Device", "finger-needed"])
+            if r.stdout.contains("true") { return (true, nil) }
+            if r.status == 0 && !r.timedOut { return (false, nil) }
+            return (false, "gdbus exit \(r.status)\(r.timedOut ? " (killed after 10 s)" : ""): \(r.stderr.prefix(200))")
+        } catch {
+            return (false, "gdbus did not run: \(error)")
+        }
     }
 
     /// Waits (bounded) until a verification runs on `device`: as long as the scenarios' own 30 s
     /// timeout (fprintd asks polkit before the Claim and the VerifyStart, slow on a loaded machine).
-    public func waitUntilVerifying(device: String = "/net/reactivated/Fprint/Device/0", seconds: Double = 30) {
-        try? waitFor("a verification on \(device)", seconds: seconds) { self.fingerNeeded(device: device) }
+    /// Nil once it runs; else what the wait saw (for the failure's message).
+    public func waitUntilVerifying(device: String = "/net/reactivated/Fprint/Device/0", seconds: Double = 30) -> String? {
+        var polls = 0, troubles = 0
+        var last: String?
+        let seen = (try? waitFor("a verification on \(device)", seconds: seconds) {
+            polls += 1
+            let r = readFingerNeeded(device: device)
+            if let t = r.trouble { troubles += 1; last = t }
+            return r.needed
+        }) != nil
+        if seen { return nil }
+        return "fprintd showed no verification (finger-needed) in \(Int(seconds)) s: \(polls) reads, \(troubles) failed"
+            + (last.map { "; the last failure: " + $0 } ?? "")
     }
 
     /// Starts the real `fprintd-verify USER` and waits until it verifies: it holds the device
