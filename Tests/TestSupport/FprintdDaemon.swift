@@ -160,6 +160,30 @@ public final class FprintdDaemon {
         return stat(log, &st) == 0 ? UInt64(st.st_size) : 0
     }
 
+    /// The method calls fprintd began to authorize after `mark` and never allowed or refused: its
+    /// "Requesting authorization from SENDER to call method 'M'" without a later "Authorization
+    /// granted to SENDER ..." or "Authorization denied to SENDER ..." for the same call. fprintd
+    /// authorizes each call on a worker thread (polkit's CheckAuthorization, and for Claim and
+    /// ListEnrolledFingers the bus's GetConnectionUnixUser) before the method runs; read after a
+    /// transaction, a call still there is one that fprintd, the bus or the polkit mock stalled on
+    /// for the whole transaction -- the client's request never reached the method.
+    /// Only the running daemon's lines count (a daemon killed mid-call never answers).
+    public func unansweredAuthorizations(since mark: UInt64) -> [String] {
+        guard let pid, fprintd?.isRunning == true else { return [] }
+        let mine = "(fprintd:\(pid)): "
+        var open: [String: Int] = [:]
+        for line in log(since: mark, lines: Int.max).split(separator: "\n") where line.hasPrefix(mine) {
+            for (marker, step) in [("Requesting authorization from ", 1), ("Authorization granted to ", -1), ("Authorization denied to ", -1)] {
+                guard let r = line.range(of: marker) else { continue }
+                let rest = line[r.upperBound...]
+                guard let end = rest.range(of: "' for device") else { continue }
+                let call = String(rest[..<end.lowerBound]) + "'"
+                open[call, default: 0] += step
+            }
+        }
+        return open.filter { $0.value > 0 }.keys.sorted()
+    }
+
     /// fprintd's log from `mark` on (its last `lines` lines), for a failing test's message.
     public func log(since mark: UInt64, lines: Int = 80) -> String {
         guard let handle = FileHandle(forReadingAtPath: log) else { return "(no fprintd log at \(log))" }
@@ -179,7 +203,14 @@ public final class FprintdDaemon {
         try start(readers)
     }
 
+    /// Stops the bus, polkit, fprintd and any client of theirs, and removes `dir` (as deinit does).
+    public func shutDown() { stopAll() }
+
+    private var stopped = false
+
     private func stopAll() {
+        guard !stopped else { return }
+        stopped = true
         stopSpoofing()
         // BIOUNLOCK_TEST_FPRINTD_DEBUG=/PATH keeps the last daemon's whole log there.
         if let keep = ProcessInfo.processInfo.environment["BIOUNLOCK_TEST_FPRINTD_DEBUG"], keep.hasPrefix("/") {
