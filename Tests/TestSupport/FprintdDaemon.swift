@@ -167,8 +167,20 @@ public final class FprintdDaemon {
     /// ListEnrolledFingers the bus's GetConnectionUnixUser) before the method runs; read after a
     /// transaction, a call still there is one that fprintd, the bus or the polkit mock stalled on
     /// for the whole transaction -- the client's request never reached the method.
-    /// Only the running daemon's lines count (a daemon killed mid-call never answers).
-    public func unansweredAuthorizations(since mark: UInt64) -> [String] {
+    /// Only the running daemon's lines count (a daemon killed mid-call never answers). A call
+    /// still open is looked at again for up to `grace` seconds: one made as the transaction ended
+    /// (a Release, say) may be answered a moment later; a stall has lasted the transaction.
+    public func unansweredAuthorizations(since mark: UInt64, grace: Double = 3) -> [String] {
+        let end = Date().addingTimeInterval(grace)
+        var open = openAuthorizations(since: mark)
+        while !open.isEmpty && Date() < end {
+            usleep(100_000)
+            open = openAuthorizations(since: mark)
+        }
+        return open
+    }
+
+    private func openAuthorizations(since mark: UInt64) -> [String] {
         guard let pid, fprintd?.isRunning == true else { return [] }
         let mine = "(fprintd:\(pid)): "
         var open: [String: Int] = [:]
