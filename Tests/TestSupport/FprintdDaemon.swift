@@ -301,14 +301,10 @@ public final class FprintdDaemon {
         try? waitFor("the virtual device to be opened", seconds: seconds) { self.listening }
     }
 
-    /// Whether fprintd waits for a finger on `device` now (its `finger-needed` property): a
-    /// verification (or enrolment) runs there.
-    public func fingerNeeded(device: String = "/net/reactivated/Fprint/Device/0") -> Bool {
-        readFingerNeeded(device: device).needed
-    }
-
-    /// The property's value, and what the read said when it could not tell (for a failure's message).
-    private func readFingerNeeded(device: String) -> (needed: Bool, trouble: String?) {
+    /// Whether fprintd waits for a finger on `device` now (its `finger-needed` property: a
+    /// verification or an enrolment runs there), and what the read said when it could not tell
+    /// (for a failure's message).
+    private func fingerNeeded(device: String) -> (needed: Bool, trouble: String?) {
         do {
             let r = try gdbus(["call", "--system", "--dest", "net.reactivated.Fprint", "--object-path", device, "--method",
                                "org.freedesktop.DBus.Properties.Get", "net.reactivated.Fprint.Device", "finger-needed"])
@@ -328,7 +324,7 @@ public final class FprintdDaemon {
         var last: String?
         let seen = (try? waitFor("a verification on \(device)", seconds: seconds) {
             polls += 1
-            let r = readFingerNeeded(device: device)
+            let r = fingerNeeded(device: device)
             if let t = r.trouble { troubles += 1; last = t }
             return r.needed
         }) != nil
