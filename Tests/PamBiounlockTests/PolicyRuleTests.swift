@@ -185,14 +185,13 @@ final class PolicyRuleTests: XCTestCase {
     /// shown, nothing counted, no audit row.
     func testRemoteSessionsAreLeftAloneByDefault() throws {
         try FileManager.default.createDirectory(atPath: fixture.dir + "/sessions", withIntermediateDirectories: true)
-        try "REMOTE=1\n".write(toFile: fixture.dir + "/sessions/42", atomically: true, encoding: .utf8)
         let remote: [(String, [String], [String: String])] = [
             ("PAM_RHOST of another host", ["--rhost", "203.0.113.7"], [:]),
             ("PAM_RHOST 127.0.0.1 (sshd on the loopback, or a tunnel)", ["--rhost", "127.0.0.1"], [:]),
             ("PAM_TTY ssh", ["--tty", "ssh"], [:]),
             ("SSH_CONNECTION in the PAM environment", ["--env", "SSH_CONNECTION=203.0.113.7 5 10.0.0.1 22"], [:]),
             ("SSH_CLIENT in the process environment", [], ["SSH_CLIENT": "203.0.113.7 5 22"]),
-            ("logind REMOTE=1", ["--env", "XDG_SESSION_ID=42"], [:]),
+            ("logind REMOTE=1 for the process's audit session", ["--remote-audit-session", fixture.dir + "/sessions"], [:]),
         ]
         for (name, extra, environment) in remote {
             let t = try fixture.authenticate(answers: ["1357"], touches: [wrong], extra: extra, environment: environment, touchWait: 300)
@@ -203,6 +202,27 @@ final class PolicyRuleTests: XCTestCase {
         XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0)
         XCTAssertEqual(try fixture.store.recentEvents(), [], "no audit row")
         XCTAssertEqual(try fixture.authenticate(touches: [touch], extra: ["--rhost", "localhost"]).code, "PAM_SUCCESS", "local names are local")
+    }
+
+    /// Finding 28.1: su keeps the caller's environment, so a user logged in over SSH could name a
+    /// local logind session in XDG_SESSION_ID (`XDG_SESSION_ID=2 su bob`) and get bob's PIN
+    /// prompt, an oracle and bob's counters. The module reads its own audit session instead: the
+    /// remote one, whatever the variable says (PAM environment or process environment).
+    func testXDGSessionIDCannotMakeARemoteSessionLocal() throws {
+        try FileManager.default.createDirectory(atPath: fixture.dir + "/sessions", withIntermediateDirectories: true)
+        try "UID=0\nREMOTE=0\nTYPE=x11\n".write(toFile: fixture.dir + "/sessions/2", atomically: true, encoding: .utf8)
+        let remoteSession = ["--remote-audit-session", fixture.dir + "/sessions"]
+        for (how, extra, environment) in [("process environment, as su keeps it", remoteSession, ["XDG_SESSION_ID": "2"]),
+                                          ("PAM environment", remoteSession + ["--env", "XDG_SESSION_ID=2"], [:])] {
+            let t = try fixture.authenticate(answers: ["1357"], touches: [wrong], extra: extra, environment: environment, touchWait: 300)
+            XCTAssertEqual(t.code, "PAM_TRY_AGAIN", "\(how): the module returned PAM_IGNORE")
+            XCTAssertEqual(t.messages, [], "\(how): no prompt")
+        }
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passcodeFailures, 0, "no PIN checked for the remote session")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.biometricFailures, 0)
+        XCTAssertEqual(try fixture.store.recentEvents(), [], "no audit row")
+        // The same session file named by the variable alone, with no remote audit session: local, as before.
+        XCTAssertEqual(try fixture.authenticate(touches: [touch], environment: ["XDG_SESSION_ID": "2"]).code, "PAM_SUCCESS")
     }
 
     func testRemotePasscodeSkipsTheFingerAndRemoteAllowKeepsIt() throws {

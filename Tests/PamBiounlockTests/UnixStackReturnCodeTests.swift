@@ -98,7 +98,6 @@ final class UnixStackReturnCodeTests: XCTestCase {
 
     func testRemoteSessionsAreLeftToPamUnix() throws {
         try FileManager.default.createDirectory(atPath: fixture.dir + "/sessions", withIntermediateDirectories: true)
-        try "REMOTE=1\n".write(toFile: fixture.dir + "/sessions/c7", atomically: true, encoding: .utf8)
         let remote: [(String, [String], [String: String])] = [
             ("PAM_RHOST 127.0.0.1 (loopback literals count as remote)", ["--rhost", "127.0.0.1"], [:]),
             ("PAM_RHOST ::1", ["--rhost", "::1"], [:]),
@@ -106,7 +105,7 @@ final class UnixStackReturnCodeTests: XCTestCase {
             ("PAM_TTY ssh", ["--tty", "ssh"], [:]),
             ("SSH_CONNECTION in the PAM environment", ["--env", "SSH_CONNECTION=203.0.113.7 5 10.0.0.1 22"], [:]),
             ("SSH_CLIENT in the process environment", [], ["SSH_CLIENT": "203.0.113.7 5 22"]),
-            ("logind REMOTE=1", ["--env", "XDG_SESSION_ID=c7"], [:]),
+            ("logind REMOTE=1 for the process's audit session", ["--remote-audit-session", fixture.dir + "/sessions"], [:]),
         ]
         for (why, extra, environment) in remote {
             let t = try world.authenticate(unixAnswer: password, touches: [], extra: extra + ["--count-argon2"], environment: environment)

@@ -10,6 +10,8 @@ public struct SessionFacts: Equatable, Sendable {
 
 /// Reads the session facts. Everything the caller controls (environment, PAM_RHOST) can only make
 /// biounlock *skip* the finger, never grant anything: a forged value fails towards the password.
+/// Which inputs are read, and why each is safe, is one table in docs/SECURITY.md ("What the
+/// caller's environment can do").
 public enum SessionProbe {
     /// Names that mean "this machine" in PAM_RHOST. sudo sets PAM_RHOST to the local host name.
     /// Loopback *addresses* (127.0.0.1, ::1) are not among them: only network services put an
@@ -29,43 +31,80 @@ public enum SessionProbe {
     }
 
     public static func remoteReason(rhost: String, tty: String = "", environment: (String) -> String?, logindPath: String,
-                                    hostname: String?) -> String? {
-        if !rhost.isEmpty && !isLocal(rhost, hostname: hostname) { return "PAM_RHOST=\(sanitizedForLog(rhost))" }
+                                    hostname: String?, hostsPath: String = "/etc/hosts", sessionIDPath: String = "/proc/self/sessionid") -> String? {
+        if !rhost.isEmpty && !isLocal(rhost, hostname: hostname, hostsPath: hostsPath) { return "PAM_RHOST=\(sanitizedForLog(rhost))" }
         // sshd (auth-pam.c) sets PAM_TTY to "ssh" for every authentication, whatever the client's address.
         if tty == "ssh" { return "PAM_TTY=ssh" }
+        // Set by sshd; a user may set them too, which only makes the finger be skipped.
         for name in ["SSH_CONNECTION", "SSH_CLIENT"] {
             if let value = environment(name), !value.isEmpty { return name }
         }
-        if let id = sessionID(environment: environment), logindSaysRemote(sessionID: id, logindPath: logindPath) {
+        if let id = sessionID(path: sessionIDPath), logindSaysRemote(sessionID: id, logindPath: logindPath) {
             return "logind session \(id) is remote"
         }
         return nil
     }
 
-    /// Host names compare without regard to ASCII case (as DNS does; a name that differs in
+    /// Whether PAM_RHOST names this machine: one of `localNames`, exactly the host name, or a name
+    /// that root's /etc/hosts gives to a loopback address (Debian's installer writes
+    /// `127.0.1.1 vm.example.org vm`: the name sudo's `fqdn` option puts in PAM_RHOST). Names
+    /// compare byte for byte after folding ASCII case only (as DNS does; a name that differs in
     /// another script's case is not this machine: the finger is skipped, the safe side).
-    static func isLocal(_ rhost: String, hostname: String?) -> Bool {
+    ///
+    /// Security choice: never a prefix. With the host name `vm`, `vm.attacker.example` is another
+    /// machine; taking every name that starts with `vm.` as local let it reach the PIN prompt and
+    /// count its wrong PINs (docs/SECURITY.md, finding 28.3). /etc/hosts is read only when the name
+    /// is none of the others, and only when root owns it and nobody else may write it.
+    static func isLocal(_ rhost: String, hostname: String?, hostsPath: String = "/etc/hosts") -> Bool {
         let host = asciiLowercased(rhost)
-        if localNames.contains(host) { return true }
-        if let hostname, !hostname.isEmpty {
-            let own = asciiLowercased(hostname)
-            if host == own || host.hasPrefix(own + ".") { return true }
+        if localNames.contains(where: { $0.utf8.elementsEqual(host.utf8) }) { return true }
+        if let hostname, !hostname.isEmpty, asciiLowercased(hostname).utf8.elementsEqual(host.utf8) { return true }
+        return isLoopbackName(host, hostsPath: hostsPath)
+    }
+
+    /// Whether the hosts file gives `host` (ASCII-lowercased) to a loopback address (127.0.0.0/8
+    /// or ::1). A file that is not root's, is writable by others, or is larger than 64 KiB gives
+    /// no name (the finger is skipped: the safe side).
+    static func isLoopbackName(_ host: String, hostsPath: String) -> Bool {
+        guard !host.isEmpty, case .success(let text) = TrustedFiles.readText(hostsPath) else { return false }
+        let wanted = Array(host.utf8)
+        for line in text.utf8.split(separator: 0x0a) {
+            let content = line.prefix { $0 != UInt8(ascii: "#") }
+            let fields = content.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0d })
+            guard let address = fields.first, isLoopbackAddress(address) else { continue }
+            for name in fields.dropFirst() where name.count == wanted.count {
+                if zip(name, wanted).allSatisfy({ ($0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0) == $1 }) { return true }
+            }
         }
         return false
     }
 
-    /// The logind session id: XDG_SESSION_ID, else the audit session id. Only short alphanumeric
-    /// ids are used (the value comes from the caller and becomes part of a path).
-    static func sessionID(environment: (String) -> String?) -> String? {
-        func valid(_ s: String) -> Bool {
-            !s.isEmpty && s.utf8.count <= 32 && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) }
-        }
-        if let id = environment("XDG_SESSION_ID"), valid(id) { return id }
-        if case .success(let text) = readSmallFile("/proc/self/sessionid") {
-            let id = OptionParser.trim(withoutNewlines(text))
-            if valid(id) && id != "4294967295" { return id }
-        }
-        return nil
+    /// 127.x.y.z (four decimal parts) or ::1, as written in a hosts file.
+    static func isLoopbackAddress(_ address: Substring.UTF8View) -> Bool {
+        if address.elementsEqual("::1".utf8) { return true }
+        let parts = address.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].elementsEqual("127".utf8) else { return false }
+        return parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+    }
+
+    /// The logind session of this process: its audit session id (/proc/self/sessionid), which
+    /// logind uses as the session's id where the kernel has audit sessions, and which pam_loginuid
+    /// set when the session began (sshd, login, the greeters). It is inherited by every process of
+    /// the session and only a process with CAP_AUDIT_CONTROL can change it: nothing the invoking
+    /// user sets can name another session.
+    ///
+    /// Security choice: never XDG_SESSION_ID. su keeps the caller's environment, so a user logged
+    /// in over SSH could name a local session there (`XDG_SESSION_ID=2 su bob`) and get bob's PIN
+    /// prompt -- a PIN oracle, and bob's counters -- although logind marks their own session remote
+    /// (docs/SECURITY.md, finding 28.1). Without an audit session (4294967295: a container, a
+    /// kernel without audit) no logind session is read; the other signs (PAM_RHOST, PAM_TTY,
+    /// SSH_*) still apply. Only short alphanumeric ids are used (the id becomes part of a path).
+    static func sessionID(path: String = "/proc/self/sessionid") -> String? {
+        guard case .success(let text) = readSmallFile(path) else { return nil }
+        let id = OptionParser.trim(withoutNewlines(text))
+        guard !id.isEmpty, id.utf8.count <= 32, id != "4294967295",
+              id.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) }) else { return nil }
+        return id
     }
 
     static func logindSaysRemote(sessionID: String, logindPath: String) -> Bool {

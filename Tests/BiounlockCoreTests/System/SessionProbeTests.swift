@@ -6,8 +6,14 @@ final class SessionProbeTests: XCTestCase {
     func testRemoteDetection() {
         let none: (String) -> String? = { _ in nil }
         XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: none, logindPath: "/nonexistent", hostname: "box"))
-        for local in ["localhost", "LocalHost.LocalDomain", "box", "BOX", "box.example.org", "Box.Example.Org"] {
-            XCTAssertNil(SessionProbe.remoteReason(rhost: local, environment: none, logindPath: "/nonexistent", hostname: "box"), local)
+        for local in ["localhost", "LocalHost.LocalDomain", "box", "BOX"] {
+            XCTAssertNil(SessionProbe.remoteReason(rhost: local, environment: none, logindPath: "/nonexistent", hostname: "box",
+                                                   hostsPath: "/nonexistent"), local)
+        }
+        // Finding 28.3: a name that merely starts with the host name is another machine.
+        for other in ["box.example.org", "Box.Example.Org", "box.attacker.example", "box."] {
+            XCTAssertEqual(SessionProbe.remoteReason(rhost: other, environment: none, logindPath: "/x", hostname: "box", hostsPath: "/nonexistent"),
+                           "PAM_RHOST=\(other)", other)
         }
         // Addresses come only from network services, and a loopback connection can be a tunnel.
         for address in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
@@ -26,18 +32,54 @@ final class SessionProbeTests: XCTestCase {
                                                  logindPath: "/x", hostname: "box"), "SSH_CLIENT")
     }
 
-    func testLogindAndLidFiles() throws {
+    /// The names root's /etc/hosts gives to a loopback address are this machine (sudo's `fqdn`
+    /// option puts the host's full name in PAM_RHOST); no other name of the file is, nor a file
+    /// anyone but root may write.
+    func testHostsFileLoopbackNamesAreLocal() throws {
+        let dir = NSTemporaryDirectory() + "probe-hosts-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let hosts = dir + "/hosts"
+        try """
+            127.0.0.1\tlocalhost
+            127.0.1.1\tbox.example.org  box   # the installer's line
+            ::1     ip6-box.example.org
+            203.0.113.7 gateway.example.org
+            # 127.0.0.1 commented.example.org
+            127.0.0.256x bad.example.org
+            """.write(toFile: hosts, atomically: true, encoding: .utf8)
+        chmod(hosts, 0o644)
+        let none: (String) -> String? = { _ in nil }
+        func reason(_ rhost: String) -> String? {
+            SessionProbe.remoteReason(rhost: rhost, environment: none, logindPath: "/x", hostname: "box", hostsPath: hosts)
+        }
+        for local in ["box.example.org", "BOX.Example.ORG", "ip6-box.example.org"] { XCTAssertNil(reason(local), local) }
+        for other in ["gateway.example.org", "commented.example.org", "bad.example.org", "box.example", "box.example.org.attacker.example"] {
+            XCTAssertEqual(reason(other), "PAM_RHOST=\(other)", other)
+        }
+        chmod(hosts, 0o666)
+        XCTAssertEqual(reason("box.example.org"), "PAM_RHOST=box.example.org", "a hosts file others may write names nothing")
+    }
+
+    /// Finding 28.1: the logind session is this process's audit session, never XDG_SESSION_ID.
+    func testLogindSessionIsTheAuditSessionNeverTheEnvironment() throws {
         let dir = NSTemporaryDirectory() + "probe-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir + "/sessions", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: dir + "/lid/LID0", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "UID=1000\nREMOTE=1\n".write(toFile: dir + "/sessions/7", atomically: true, encoding: .utf8)
         try "UID=1000\nREMOTE=0\n".write(toFile: dir + "/sessions/8", atomically: true, encoding: .utf8)
-        let env: (String) -> (String) -> String? = { id in { $0 == "XDG_SESSION_ID" ? id : nil } }
-        XCTAssertEqual(SessionProbe.remoteReason(rhost: "", environment: env("7"), logindPath: dir + "/sessions", hostname: nil), "logind session 7 is remote")
-        XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: env("8"), logindPath: dir + "/sessions", hostname: nil))
-        XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: env("../sessions/7"), logindPath: dir + "/sessions", hostname: nil),
-                     "ids that are not plain names are never used as paths")
+        let sessionID = dir + "/sessionid"
+        func reason(audit: String, xdg: String) throws -> String? {
+            try audit.write(toFile: sessionID, atomically: true, encoding: .utf8)
+            return SessionProbe.remoteReason(rhost: "", environment: { $0 == "XDG_SESSION_ID" ? xdg : nil }, logindPath: dir + "/sessions",
+                                             hostname: nil, sessionIDPath: sessionID)
+        }
+        XCTAssertEqual(try reason(audit: "7", xdg: "8"), "logind session 7 is remote", "XDG_SESSION_ID naming a local session changes nothing")
+        XCTAssertNil(try reason(audit: "8", xdg: "7"), "nor one naming a remote session: the audit session decides")
+        XCTAssertNil(try reason(audit: "4294967295", xdg: "7"), "no audit session: no logind session is read")
+        XCTAssertNil(try reason(audit: "../sessions/7", xdg: ""), "ids that are not plain names are never used as paths")
+        XCTAssertEqual(try reason(audit: "7\n", xdg: ""), "logind session 7 is remote")
 
         XCTAssertFalse(SessionProbe.lidClosed(at: dir + "/lid"))
         try "state:      open\n".write(toFile: dir + "/lid/LID0/state", atomically: true, encoding: .utf8)

@@ -435,6 +435,26 @@ static void report_maps(void) {
     say(any ? "\n" : " none\n");
 }
 
+/* --remote-audit-session DIR: this process gets an audit session of its own (writing its
+   loginuid makes the kernel give it a new session id, as pam_loginuid does at a login; needs
+   root), and DIR/<that id> says REMOTE=1, as logind's session file of an SSH login does. The
+   module must find it through /proc/self/sessionid whatever XDG_SESSION_ID says. */
+static int new_remote_audit_session(const char *dir) {
+    int fd = open("/proc/self/loginuid", O_WRONLY);
+    if (fd < 0 || write(fd, "0", 1) != 1) { perror("pam-harness: /proc/self/loginuid"); return -1; }
+    close(fd);
+    char id[32] = {0};
+    FILE *f = fopen("/proc/self/sessionid", "r");
+    if (!f || !fgets(id, sizeof id, f)) { perror("pam-harness: /proc/self/sessionid"); return -1; }
+    fclose(f);
+    id[strcspn(id, "\n")] = 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, id);
+    FILE *session = fopen(path, "w");
+    if (!session || fputs("UID=0\nREMOTE=1\n", session) < 0 || fclose(session) != 0) { perror(path); return -1; }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL, *ruser = NULL, *setcred_user = NULL;
     const char *env[16];
@@ -443,6 +463,7 @@ int main(int argc, char **argv) {
     int check_host = 0, use_locale = 0;
     int maps = 0;
     const char *sigchld = NULL;
+    const char *remote_session_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--confdir") == 0 && i + 1 < argc) confdir = argv[++i];
         else if (strcmp(argv[i], "--service") == 0 && i + 1 < argc) service = argv[++i];
@@ -476,6 +497,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--check-host") == 0) check_host = 1;
         else if (strcmp(argv[i], "--maps") == 0) maps = 1;
         else if (strcmp(argv[i], "--sigchld") == 0 && i + 1 < argc) sigchld = argv[++i];
+        else if (strcmp(argv[i], "--remote-audit-session") == 0 && i + 1 < argc) remote_session_dir = argv[++i];
         else { fprintf(stderr, "pam-harness: unknown or incomplete argument %s\n", argv[i]); return 64; }
     }
     if (!confdir || !service || !user || cycles < 1 || auth_count < 0) {
@@ -483,6 +505,7 @@ int main(int argc, char **argv) {
         return 64;
     }
     if (strcmp(user, "@NONE") == 0) user = NULL;
+    if (remote_session_dir && new_remote_audit_session(remote_session_dir) != 0) return 70;
     if (use_locale && setlocale(LC_ALL, "") == NULL) fprintf(stderr, "pam-harness: setlocale(LC_ALL, \"\") failed: the C locale stays\n");
     out = stdout;
     if (close_std) {
