@@ -73,11 +73,12 @@ public struct Sensors: SensorProvider {
 
     /// What fprintd holds for `user`: each device and the user's fingers on it.
     public func fprintdFingers(_ options: Options, user: String) -> Result<[FprintdReader], SensorUnavailable> {
-        FprintdSensor.list(options, users: [user], diagnostics: diagnostics).map { $0[user] ?? [] }
+        FprintdSensor.list(options, users: [user], diagnostics: diagnostics).map { $0.first ?? [] }
     }
 
-    /// The same for several users through one helper (`biounlock status` and `list`).
-    public func fprintdFingers(_ options: Options, users: [String]) -> Result<[String: [FprintdReader]], SensorUnavailable> {
+    /// The same for several users through one helper (`biounlock status` and `list`): one list per
+    /// user, in the order of `users`.
+    public func fprintdFingers(_ options: Options, users: [String]) -> Result<[[FprintdReader]], SensorUnavailable> {
         FprintdSensor.list(options, users: users, diagnostics: diagnostics)
     }
 

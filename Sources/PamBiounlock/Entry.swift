@@ -110,13 +110,15 @@ func pamCode(_ decision: Decision) -> Int32 {
 /// changed PAM_USER after authenticating -- sudo authenticates the invoking user (PAM_USER and
 /// PAM_RUSER both that user), then sets PAM_USER to the target (root) before pam_setcred. A note
 /// for anyone else records nothing: a false "password success" would reset the PIN lockout.
+/// Names compare byte for byte, never by Unicode equivalence (another account's name may be
+/// canonically equal: docs/SECURITY.md, finding 28.2).
 @_cdecl("pam_sm_setcred")
 public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                            _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh, let pending = biounlock_pam_get_pending_user(pamh).flatMap(PamHandle.string) else { return PAM_SUCCESS }
     biounlock_pam_clear_pending_user(pamh)
     guard (UInt32(bitPattern: flags) & UInt32(PAM_DELETE_CRED)) == 0, case .name(let current) = PamHandle.user(pamh),
-          current == pending || PamHandle.item(pamh, PAM_RUSER) == pending else {
+          current.utf8.elementsEqual(pending.utf8) || PamHandle.item(pamh, PAM_RUSER)?.utf8.elementsEqual(pending.utf8) == true else {
         return PAM_SUCCESS
     }
     let user = pending

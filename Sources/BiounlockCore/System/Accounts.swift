@@ -24,7 +24,9 @@ public enum Accounts {
     public static func find(_ name: String) -> Result<Account?, Errno> {
         guard isPlausibleName(name) else { return .success(nil) }
         return PasswordDatabase.find(named: name).map { entry in
-            guard let entry, entry.name == name else { return nil }
+            // Byte for byte: Swift's `==` is canonical equivalence ("é" == "e\u{301}"), and two
+            // such names are two accounts (docs/SECURITY.md, finding 28.2).
+            guard let entry, entry.name.utf8.elementsEqual(name.utf8) else { return nil }
             return Account(name: entry.name, uid: entry.uid)
         }
     }

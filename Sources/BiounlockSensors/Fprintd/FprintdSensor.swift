@@ -84,8 +84,10 @@ public final class FprintdSensor: FingerprintSensor {
         return selector.hasPrefix("fprintd/") ? String(selector.dropFirst("fprintd/".count)) : selector
     }
 
-    /// Every fprintd device and each user's fingers on it (nothing is claimed), one helper for all.
-    static func list(_ options: Options, users: [String], diagnostics: HelperLaunch.Diagnostics) -> Result<[String: [FprintdReader]], SensorUnavailable> {
+    /// Every fprintd device and each user's fingers on it (nothing is claimed), one helper for all:
+    /// one list per user, in the order of `users`. (Not a dictionary keyed by name: String keys
+    /// compare by Unicode equivalence, and two accounts' names may be equivalent.)
+    static func list(_ options: Options, users: [String], diagnostics: HelperLaunch.Diagnostics) -> Result<[[FprintdReader]], SensorUnavailable> {
         let deadline = monotonicMilliseconds() &+ LibfprintSensor.openMilliseconds &+ Int64(min(users.count, 1000)) &* 200
         let helper: HelperProcess
         switch launch(options, diagnostics: diagnostics, deadline: deadline) {
@@ -93,10 +95,10 @@ public final class FprintdSensor: FingerprintSensor {
         case .failure(let why): return .failure(why)
         }
         defer { helper.shutdown(graceMilliseconds: LibfprintSensor.closeMilliseconds) }
-        var out: [String: [FprintdReader]] = [:]
+        var out: [[FprintdReader]] = []
         for user in users {
             switch LibfprintSensor.exchange(helper, .fprintdList(bus: options.fprintdBus, user: user), deadline: deadline) {
-            case .success(.fprintdReaders(let list)): out[user] = list
+            case .success(.fprintdReaders(let list)): out.append(list)
             case .success(.failure(let f)): return .failure(SensorUnavailable(f.description))
             case .success(let other): return .failure(SensorUnavailable("helper answered fprintd list with \(other.label)"))
             case .failure(let why): return .failure(why)

@@ -18,7 +18,7 @@ enum FprintdFingers {
             return why.description
         case .success(let byUser):
             for i in records.indices {
-                let held = (byUser[records[i].name] ?? []).flatMap(\.templates)
+                let held = (i < byUser.count ? byUser[i] : []).flatMap(\.templates)
                 records[i].templates += held
                 if !held.isEmpty, FprintdPrints.afterListing(held, stored: records[i].fprintdPrints) != nil {
                     records[i].enrolmentVersion &+= 1
