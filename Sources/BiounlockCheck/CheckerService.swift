@@ -10,8 +10,9 @@ import BiounlockCheckProtocol
 ///
 /// Trust decisions (docs/SECURITY.md, "biounlock-check"):
 /// - **Who**: the caller is the account of the checker's real uid, resolved by the executable
-///   before anything else (`caller`). The request must name exactly that account; any other
-///   name is refused and logged (`other-user-refused`), before any store is opened.
+///   before anything else (`caller`). The request must name exactly that account, byte for byte
+///   (never by Unicode equivalence); any other name is refused and logged (`other-user-refused`),
+///   before any store is opened.
 /// - **Settings**: the root-owned config file (`loadOptions`: /etc/security/biounlock.conf, checked
 ///   as the module checks it), plus only those of the module's pam.d words that cannot widen
 ///   what the caller can do (Options.applyingCallerArguments): no path, sensor, count or rule
@@ -19,7 +20,7 @@ import BiounlockCheckProtocol
 /// - **Where from**: PAM_RHOST, PAM_TTY and SSH_CONNECTION/SSH_CLIENT as the module relays them
 ///   can only make the session look remote (fewer ways in); the logind session is the checker's
 ///   own audit session (/proc/self/sessionid, inherited from the caller and not forgeable by it),
-///   never an XDG_SESSION_ID the caller names.
+///   never an XDG_SESSION_ID the caller names (SessionProbe reads none, for any caller).
 /// - **What it grants**: a Decision sent to the caller, nothing else: it sets no credentials,
 ///   starts nothing, changes no file but the store's counters and audit rows (as a root caller's
 ///   transaction would).
@@ -51,6 +52,10 @@ public struct CheckerService {
     /// the module never sets a locale. Returns false when the system has no such locale (English).
     public var useLanguage: (_ locale: String, _ language: String) -> Bool = { _, _ in false }
     public var hostname: () -> String? = { SessionProbe.hostname() }
+    /// The resource limits the executable could not raise (ProcessState.raiseLimits): when there
+    /// is any, nothing is checked -- a guess counted and then not checked would turn a right
+    /// passcode into a failure -- and the module falls back to the password.
+    public var limitProblems: [String] = []
     /// Monotonic milliseconds by which the checker is done, whatever happens.
     public var end: Int64
     /// Longest wait for the module's request.
@@ -79,10 +84,17 @@ public struct CheckerService {
             request = r
         }
         logger.service = request.service
-        // The one identity check: the request is about the caller, or about nobody.
-        guard request.user == caller.name else {
+        // The one identity check: the request is about the caller, or about nobody. Byte for
+        // byte: Swift's `==` is canonical equivalence, under which uid 2004 `jose\u{301}` and
+        // uid 2003 `jos\u{e9}` are "equal" names of two accounts (docs/SECURITY.md, finding
+        // 28.2). The chain then runs on the caller's own name as NSS gave it for the real uid.
+        guard request.user.utf8.elementsEqual(caller.name.utf8) else {
             logger.log(.warning, "uid \(caller.uid) (\(sanitizedForLog(caller.name))) asked to authenticate \(sanitizedForLog(request.user)): refused (biounlock-check authenticates only the user who runs it)")
             return answer(Decision(.unavailable, .otherUserRefused), on: channel)
+        }
+        guard limitProblems.isEmpty else {
+            logger.log(.error, "uid \(caller.uid): \(limitProblems.joined(separator: "; ")); nothing checked, falling back to the password")
+            return answer(Decision(.unavailable, .resourceLimit), on: channel)
         }
         guard CheckerService.isPlausibleService(request.service) else {
             logger.log(.warning, "uid \(caller.uid): service name refused; nothing checked")
@@ -126,15 +138,16 @@ public struct CheckerService {
             options: options, conversation: conversation, logger: logger, sensors: sensors,
             openStore: { self.openStore(options) }, lookupAccount: lookupAccount, clock: clock,
             sessionFacts: {
-                SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { name in
-                    // XDG_SESSION_ID would let the caller name another (local) session: the
-                    // probe falls back to this process's own audit session instead.
-                    name == "XDG_SESSION_ID" ? nil : request.environment[name]
-                }, options: options, hostname: hostname)
+                // The relayed SSH_* variables can only make the session look remote; the logind
+                // session is this process's own audit session (SessionProbe.sessionID).
+                SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { request.environment[$0] },
+                                   options: options, hostname: hostname)
             },
             bootID: bootID,
             terminal: { nil })   // lockers have no terminal; vlock runs setuid root and never needs the checker
-        let decision = chain.run(request.authRequest)
+        var authRequest = request.authRequest
+        authRequest.user = caller.name
+        let decision = chain.run(authRequest)
         conversation.send(.result(decision))
         return decision
     }

@@ -49,18 +49,28 @@ public enum ProcessState {
     }
 
     /// setrlimit(RLIM_INFINITY) for the file size, CPU time, address space and data limits a
-    /// caller may have lowered, and RLIMIT_NOFILE raised to at least `minimumFiles`.
-    public static func raiseLimits(minimumFiles: UInt64) {
-        for resource in [RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_AS, RLIMIT_DATA] {
+    /// caller may have lowered, and RLIMIT_NOFILE raised to at least `minimumFiles`. Returns the
+    /// limits it could not raise (with why): a caller's hard limit stays when the process lacks
+    /// CAP_SYS_RESOURCE (a bounding set without it, a user namespace). The choice of what to do
+    /// then is the caller's (biounlock-check refuses to check: Hardening.swift).
+    @discardableResult
+    public static func raiseLimits(minimumFiles: UInt64) -> [LimitProblem] {
+        var problems: [LimitProblem] = []
+        for resource in ResourceLimit.raised {
             var unlimited = rlimit(rlim_cur: rlim_t.max, rlim_max: rlim_t.max)   // RLIM_INFINITY
-            setrlimit(__rlimit_resource_t(resource.rawValue), &unlimited)
+            if case .failure(let error) = system(.setrlimit, { setrlimit(resource.code, &unlimited) }) {
+                problems.append(LimitProblem(limit: resource, error: error, current: ResourceLimit.soft(resource)))
+            }
         }
         var files = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < minimumFiles {
+        if case .success = system(.getrlimit, { getrlimit(ResourceLimit.files.code, &files) }), files.rlim_cur < minimumFiles {
             files.rlim_cur = rlim_t(truncatingIfNeeded: minimumFiles)
             files.rlim_max = max(files.rlim_max, rlim_t(truncatingIfNeeded: minimumFiles))
-            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
+            if case .failure(let error) = system(.setrlimit, { setrlimit(ResourceLimit.files.code, &files) }) {
+                problems.append(LimitProblem(limit: .files, error: error, current: ResourceLimit.soft(.files)))
+            }
         }
+        return problems
     }
 
     /// prctl(PR_SET_DUMPABLE, 0).
@@ -225,5 +235,81 @@ public enum SystemLog {
     /// syslog(priority, "%s", message).
     public static func write(_ priority: Priority, _ message: String) {
         biounlock_syslog(priority.rawValue, message)
+    }
+}
+
+/// The resource limits biounlock reads or raises (getrlimit(2), setrlimit(2)).
+public enum ResourceLimit: String, Sendable, CaseIterable {
+    case fileSize = "RLIMIT_FSIZE", cpu = "RLIMIT_CPU", addressSpace = "RLIMIT_AS", data = "RLIMIT_DATA", files = "RLIMIT_NOFILE"
+
+    /// The limits raiseLimits sets to unlimited.
+    static let raised: [ResourceLimit] = [.fileSize, .cpu, .addressSpace, .data]
+
+    var code: __rlimit_resource_t {
+        switch self {
+        case .fileSize: return __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
+        case .cpu: return __rlimit_resource_t(RLIMIT_CPU.rawValue)
+        case .addressSpace: return __rlimit_resource_t(RLIMIT_AS.rawValue)
+        case .data: return __rlimit_resource_t(RLIMIT_DATA.rawValue)
+        case .files: return __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        }
+    }
+
+    /// getrlimit(2): the soft limit, nil when unlimited (or when it cannot be read: then nothing
+    /// is known to be in the way).
+    public static func soft(_ limit: ResourceLimit) -> UInt64? {
+        var value = rlimit()
+        guard case .success = system(.getrlimit, { getrlimit(limit.code, &value) }), value.rlim_cur != rlim_t.max else { return nil }
+        return UInt64(value.rlim_cur)
+    }
+
+    /// Whether this process can still map `bytes` more and spend `cpuSeconds` more of CPU time
+    /// under its soft limits (RLIMIT_AS, RLIMIT_DATA, RLIMIT_CPU), counting what it has mapped and
+    /// spent already. Three getrlimit calls when nothing is limited -- the usual case --, and
+    /// /proc/self/statm and getrusage(2) only when something is. When what the process uses
+    /// cannot be read under a finite limit, the answer is no.
+    public static func allows(bytes: UInt64, cpuSeconds: UInt64) -> Bool {
+        let space = soft(.addressSpace), data = soft(.data), cpu = soft(.cpu)
+        if space != nil || data != nil {
+            guard let (size, dataSize) = mappedBytes() else { return false }
+            func fits(_ used: UInt64, under limit: UInt64?) -> Bool {
+                guard let limit else { return true }
+                let (total, overflow) = used.addingReportingOverflow(bytes)
+                return !overflow && total <= limit
+            }
+            guard fits(size, under: space), fits(dataSize, under: data) else { return false }
+        }
+        if let cpu {
+            var usage = rusage()
+            guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return false }
+            let spent = UInt64(clamping: usage.ru_utime.tv_sec) &+ UInt64(clamping: usage.ru_stime.tv_sec) &+ 1
+            if spent >= cpu || cpu - spent < cpuSeconds { return false }
+        }
+        return true
+    }
+
+    /// The process's mapped size and data size in bytes (/proc/self/statm: "size resident shared
+    /// text lib data dt", in pages).
+    static func mappedBytes() -> (size: UInt64, data: UInt64)? {
+        guard let file = try? FileDescriptor.open("/proc/self/statm", .readOnly, options: [.nonBlocking]) else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        guard let n = try? file.descriptor.read(into: &buffer), n > 0 else { return nil }
+        let fields = buffer.prefix(n).split(whereSeparator: { $0 == 0x20 || $0 == 0x0a })
+        guard fields.count >= 6, let pages = UInt64(String(decoding: fields[0], as: UTF8.self)),
+              let dataPages = UInt64(String(decoding: fields[5], as: UTF8.self)) else { return nil }
+        let page = UInt64(max(1, sysconf(Int32(_SC_PAGESIZE))))
+        guard pages <= UInt64.max / page, dataPages <= UInt64.max / page else { return nil }
+        return (pages * page, dataPages * page)
+    }
+}
+
+/// A limit raiseLimits could not raise.
+public struct LimitProblem: Sendable, Equatable, CustomStringConvertible {
+    public let limit: ResourceLimit
+    public let error: Errno
+    /// The soft limit left in place (nil: unlimited, or unreadable).
+    public let current: UInt64?
+    public var description: String {
+        "cannot raise \(limit.rawValue) (now \(current.map(String.init) ?? "unlimited")): \(error.message)"
     }
 }

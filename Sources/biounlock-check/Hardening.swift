@@ -21,7 +21,11 @@ import BiounlockSystem
 ///   every descriptor above 3 is closed. The checker never prints anything to its caller.
 /// - **files**: umask 077, cwd /. **Resource limits** the caller may have lowered are raised
 ///   again (file size, CPU, address space, data, open files: an `ulimit -f 0` must not kill the
-///   checker between counting a guess and answering), core dumps off, and the process is marked
+///   checker between counting a guess and answering, nor a tiny RLIMIT_DATA turn a right PIN into
+///   a counted failure). A limit that cannot be raised (a hard limit set by a process without
+///   CAP_SYS_RESOURCE in the bounding set) makes the checker refuse before anything is counted:
+///   the module falls back to the password, and the reason is logged (finding 28.4 in
+///   docs/SECURITY.md). Core dumps off, and the process is marked
 ///   not dumpable (no ptrace, no /proc/PID/mem, no core: the checker keeps the caller's real
 ///   uid, like unix_chkpwd, so that the caller can still end it).
 /// - **groups**: supplementary groups dropped, effective (and saved) gid root, so that anything
@@ -61,15 +65,18 @@ enum Hardening {
         ProcessState.closeDescriptors(from: 4)
     }
 
-    static func processState(gid: UInt32) {
+    /// Returns the limits that could not be raised: the checker then checks nothing (main.swift,
+    /// CheckerService.limitProblems).
+    static func processState(gid: UInt32) -> [LimitProblem] {
         FileSystem.setUmask(0o077)
         try? FileSystem.changeDirectory("/")
         ProcessState.disableCoreDumps()
-        ProcessState.raiseLimits(minimumFiles: 1024)
+        let problems = ProcessState.raiseLimits(minimumFiles: 1024)
         ProcessState.setNotDumpable()
         ProcessState.dropSupplementaryGroups()
         // Real gid stays the caller's; effective and (so) saved gid become root.
         ProcessState.setGroups(real: gid, effective: 0)
+        return problems
     }
 
     static var isRoot: Bool { ProcessIdentity.effectiveUserID == 0 && !ProcessState.noNewPrivileges }

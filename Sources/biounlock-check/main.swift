@@ -31,7 +31,7 @@ guard Hardening.socketOnDescriptor3() else {
 }
 Hardening.descriptors()
 let isRoot = Hardening.isRoot
-if isRoot { Hardening.processState(gid: callerGID) }
+let limitProblems = isRoot ? Hardening.processState(gid: callerGID) : []
 Hardening.watchdog(seconds: CheckProtocol.checkerLifetimeSeconds + 5)
 
 let base = CheckerSyslog()
@@ -56,5 +56,6 @@ var service = CheckerService(
     end: monotonicMilliseconds() &+ Int64(CheckProtocol.checkerLifetimeSeconds) * 1000)
 service.setDebug = { base.debugEnabled = $0 }
 service.useLanguage = CheckerLanguage.use
+service.limitProblems = limitProblems.map(\.description)
 service.serve(channel)
 ProcessState.exit(0)

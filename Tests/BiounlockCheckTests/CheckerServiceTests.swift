@@ -91,16 +91,19 @@ final class CheckerServiceTests: XCTestCase {
     }
 
     func check(user: String = "daemon", words: [String] = ["touch_first=0"], replies: [ConversationReply], touch: String? = nil,
-               raw: [UInt8]? = nil, locale: String = "", language: String = "") throws -> Exchange {
+               raw: [UInt8]? = nil, locale: String = "", language: String = "",
+               caller: Account? = nil, lookupAccount: PolicyChain.AccountLookup? = nil, limitProblems: [String] = []) throws -> Exchange {
         var fds: [Int32] = [-1, -1]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds), 0)
         let checkerEnd = FrameChannel(fd: fds[0], limit: CheckProtocol.maximumFrameLength, sensitive: true)
         let moduleEnd = FrameChannel(fd: fds[1], limit: CheckProtocol.maximumFrameLength, sensitive: true)
         let logger = MemoryLogger()
         let options = fileOptions
-        var service = CheckerService(caller: caller, logger: ServiceLogger(logger), sensors: Sensors(logger: logger, helperDiagnostics: .stderr),
+        var service = CheckerService(caller: caller ?? self.caller, logger: ServiceLogger(logger), sensors: Sensors(logger: logger, helperDiagnostics: .stderr),
                                      openStore: CheckerServiceTests.openStore,
                                      end: monotonicMilliseconds() + 60_000)
+        if let lookupAccount { service.lookupAccount = lookupAccount }
+        service.limitProblems = limitProblems
         service.loadOptions = { .success(Configuration.Loaded(options: options, diagnostics: [], notes: [])) }
         var languages: [String] = []
         service.useLanguage = { locale, language in languages.append(locale + "|" + language); return false }
@@ -169,6 +172,52 @@ final class CheckerServiceTests: XCTestCase {
             XCTAssertTrue(e.log.contains("uid 1 (daemon) asked to authenticate \(sanitizedForLog(other)): refused"), e.log)
             XCTAssertEqual(try store.recentEvents().count, before, "no row")
         }
+    }
+
+    /// Finding 28.2: names that are canonically equivalent (Swift's `==`) but not the same bytes
+    /// are two accounts. Before the fix, uid 2004 `jose\u{301}` passed the identity check with a
+    /// request for uid 2003 `jos\u{e9}`, and the chain checked, counted and reset 2003's PIN.
+    func testACanonicallyEquivalentNameOfAnotherAccountIsRefused() throws {
+        let pairs: [(caller: String, victim: String)] = [
+            ("jose\u{301}", "jos\u{e9}"),      // e + combining acute vs precomposed é
+            ("\u{212A}elvin", "Kelvin"),         // KELVIN SIGN vs K
+            ("\u{212B}sa", "\u{C5}sa"),           // ANGSTROM SIGN vs Å
+        ]
+        for (i, pair) in pairs.enumerated() {
+            XCTAssertEqual(pair.caller, pair.victim, "Swift's == takes them for one name (the premise of the finding)")
+            XCTAssertFalse(pair.caller.utf8.elementsEqual(pair.victim.utf8))
+            let callerAccount = Account(name: pair.caller, uid: UInt32(3000 + 2 * i))
+            let victim = Account(name: pair.victim, uid: UInt32(3001 + 2 * i))
+            let lookup: PolicyChain.AccountLookup = { name in
+                .success([callerAccount, victim].first { $0.name.utf8.elementsEqual(name.utf8) })
+            }
+            let victimStore = try Store.open(path: storePath, mode: .administer, lookupAccount: { name in try? lookup(name).get() ?? nil })
+            let hash = try Passcode.hash(try XCTUnwrap(Secret(bytes: Array(pin.utf8))), opsLimit: 1, memLimit: 8192)
+            try victimStore.setPasscode(StoredPasscode(hash: hash, kind: .pin), user: pair.victim, at: 1)
+            try victimStore.setEnabled(true, user: pair.victim, service: nil, at: 1)
+            XCTAssertEqual(try victimStore.loadUser(pair.victim)?.uid, victim.uid)
+            let before = try store.recentEvents().count
+            for guess in [pin, "1357"] {
+                let e = try check(user: pair.victim, replies: [answer(guess)], caller: callerAccount, lookupAccount: lookup)
+                XCTAssertEqual(e.decision, Decision(.unavailable, .otherUserRefused), "\(pair.victim.debugDescription) asked by \(pair.caller.debugDescription)")
+                XCTAssertEqual(e.conversation.transcript, [], "nothing asked")
+            }
+            XCTAssertEqual(try victimStore.loadUser(pair.victim)?.passcodeFailures, 0, "nothing counted for the other account")
+            XCTAssertEqual(try store.recentEvents().count, before, "no audit row")
+            // The caller's own name, byte for byte, is the caller's (no row: not enabled, nothing asked).
+            let own = try check(user: pair.caller, replies: [answer(pin)], caller: callerAccount, lookupAccount: lookup)
+            XCTAssertEqual(own.decision, Decision(.ignore, .notEnabled))
+        }
+    }
+
+    /// Finding 28.4: a resource limit the executable could not raise means nothing is checked or
+    /// counted; the module gets "unavailable" (the password) and the log says why.
+    func testLimitsThatCouldNotBeRaisedCheckNothing() throws {
+        let e = try check(replies: [answer(pin)], limitProblems: ["cannot raise RLIMIT_DATA (now 65536): Operation not permitted"])
+        XCTAssertEqual(e.decision, Decision(.unavailable, .resourceLimit))
+        XCTAssertEqual(e.conversation.transcript, [], "nothing asked")
+        XCTAssertEqual(try store.loadUser("daemon")?.passcodeFailures, 0)
+        XCTAssertTrue(e.log.contains("uid 1: cannot raise RLIMIT_DATA (now 65536): Operation not permitted; nothing checked, falling back to the password"), e.log)
     }
 
     func testTheCallersPathsCountsAndRulesAreIgnored() throws {

@@ -68,8 +68,10 @@ final class CheckerWorld {
     }
 
     /// The namespace: /etc/security and /dev/log as above, then CMD as daemon (or as root);
-    /// `redirect` is added to CMD's line (closing descriptors for the hostile runs).
-    func wrapper(asUser: Bool, redirect: String = "") -> [String] {
+    /// `redirect` is added to CMD's line (closing descriptors for the hostile runs); `before` goes
+    /// in front of it (run as root: prlimit), `setpriv` among setpriv's options (as root too: the
+    /// bounding set).
+    func wrapper(asUser: Bool, redirect: String = "", before: String = "", setpriv: String = "") -> [String] {
         let listener = """
             import os, socket, sys
             path = '/dev/log'
@@ -89,7 +91,7 @@ final class CheckerWorld {
             rm -f "$d/listening"
             python3 -c "$LISTENER" "$d/syslog" "$d/listening" 3<&- & l=$!
             i=0; while [ ! -e "$d/listening" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done
-            \(asUser ? "setpriv --reuid=\(callerUID) --regid=\(callerUID) --clear-groups " : "")"$@" \(redirect); rc=$?
+            \(before) \(asUser ? "setpriv \(setpriv) --reuid=\(callerUID) --regid=\(callerUID) --clear-groups " : "")"$@" \(redirect); rc=$?
             logger -u /dev/log END-OF-TRANSACTION 3<&-; wait $l
             exit $rc
             """

@@ -23,6 +23,9 @@ public enum Reason: String, Sendable, Error {
     case wrongPasscode = "wrong-passcode"
     case passcodeTooLong = "passcode-too-long"
     case passcodeUnusable = "passcode-unusable"
+    /// The process's resource limits leave no room to verify the passcode (Passcode.limitsAllow):
+    /// not checked, not counted, handed on.
+    case resourceLimit = "resource-limit"
     case conversationFailed = "conversation-failed"
     case biometricsLocked = "biometrics-locked"
     case passcodeLocked = "passcode-locked"

@@ -354,9 +354,14 @@ public final class PolicyChain {
         }
         guard stored.kind.accepts(typed) else { return handOn(typed, .passwordHandedOver) }
         if passcodeLocked { return handOn(typed, .passcodeLocked, method: .passcode) }
-        do { try Passcode.checkUsable(stored.hash) } catch {
+        let cost: (memoryKiB: Int, passes: Int)
+        do { cost = try Passcode.checkUsable(stored.hash) } catch {
             logger.log(.error, "stored passcode for \(user.name) is unusable (\(error)); set it again with: biounlock passcode set \(user.name)")
             return handOn(typed, .passcodeUnusable, method: .passcode)
+        }
+        guard Passcode.limitsAllow(cost) else {
+            logger.log(.error, "the passcode of \(user.name) was not checked: this process's resource limits (RLIMIT_AS, RLIMIT_DATA or RLIMIT_CPU) leave too little room for Argon2id (\(cost.memoryKiB) KiB); nothing counted, handed on to the password")
+            return handOn(typed, .resourceLimit, method: .passcode)
         }
         // A pattern is compared in its canonical form (problem(with:) said it has one).
         let secret = stored.kind.normalized(typed) ?? typed

@@ -1,3 +1,4 @@
+import BiounlockSystem
 import CSodium
 
 /// The kinds of passcode biounlock stores. The kind is stored next to the hash so that
@@ -125,11 +126,27 @@ public enum Passcode {
     }
 
     /// Throws when a stored hash cannot be used (not Argon2id, malformed, or costing more than the
-    /// module will spend), without doing any Argon2id work.
-    public static func checkUsable(_ encoded: String) throws(Failure) {
+    /// module will spend), without doing any Argon2id work; returns its cost.
+    @discardableResult
+    public static func checkUsable(_ encoded: String) throws(Failure) -> (memoryKiB: Int, passes: Int) {
         guard ensureInitialised() else { throw .sodiumInit }
         guard encoded.utf8.count < Int(crypto_pwhash_strbytes()), let cost = cost(of: encoded) else { throw .malformedHash }
         guard cost.memoryKiB <= maximumMemLimitKiB, cost.passes <= maximumOpsLimit, cost.passes >= 1 else { throw .costTooHigh }
+        return cost
+    }
+
+    /// Whether this process's resource limits leave room to verify a hash of `cost`: its memory
+    /// and a few MiB more under RLIMIT_AS and RLIMIT_DATA, and some seconds of CPU time under
+    /// RLIMIT_CPU. Checked before an attempt is counted: a caller that lowered its limits (`ulimit
+    /// -d`, then su; or a locker that starts biounlock-check with a hard limit it cannot raise)
+    /// would otherwise have a right passcode counted as a wrong one when Argon2id cannot allocate,
+    /// or the process killed by SIGXCPU between the count and the check (docs/SECURITY.md,
+    /// finding 28.4). Without the room the passcode is not checked and not counted: the typed
+    /// text goes on to the password.
+    public static func limitsAllow(_ cost: (memoryKiB: Int, passes: Int)) -> Bool {
+        let bytes: UInt64 = UInt64(max(0, cost.memoryKiB)) &* 1024 &+ (8 << 20)
+        let seconds: UInt64 = 5 &+ UInt64(max(0, cost.passes))
+        return ResourceLimit.allows(bytes: bytes, cpuSeconds: seconds)
     }
 
     /// Checks `secret` against an encoded hash in constant time (libsodium's verify).
