@@ -83,6 +83,49 @@ final class CLILocalizationTests: XCTestCase {
         XCTAssertTrue(zh.stdout.contains("\n  --finger F              要录入的手指（默认为 right-index-finger）\n"), zh.stdout)
     }
 
+    /// In `biounlock --help` every command's abstract starts in the same terminal column, in
+    /// English and in the wide characters of Chinese and Japanese (columns counted by glibc's
+    /// wcwidth, not by the code under test); a usage too long for the column has its abstract on
+    /// the next line, in that column.
+    func testHelpColumnsLineUpInEveryLanguage() throws {
+        setlocale(LC_CTYPE, "C.UTF-8")
+        // glibc's wcwidth (the Glibc module does not export it).
+        typealias WCWidth = @convention(c) (Int32) -> Int32
+        let wcwidth = unsafeBitCast(try XCTUnwrap(dlsym(dlopen(nil, RTLD_NOW), "wcwidth")), to: WCWidth.self)
+        XCTAssertEqual(wcwidth(Int32(("生" as Unicode.Scalar).value)), 2)
+        func columns(_ text: Substring) -> Int {
+            text.unicodeScalars.reduce(0) { $0 + max(0, Int(wcwidth(Int32($1.value)))) }
+        }
+        for lang in ["C", "ja_JP.UTF-8", "zh_CN.UTF-8", "zh_TW.UTF-8", "de_DE.UTF-8"] {
+            let help = try cli(["--help"], ["LANG": lang])
+            XCTAssertEqual(help.status, 0, help.stderr)
+            let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            guard let start = lines.indices.dropLast().first(where: { !lines[$0].hasPrefix(" ") && lines[$0 + 1].hasPrefix("  enrol ") }) else {
+                return XCTFail("\(lang): no command list in\n\(help.stdout)")
+            }
+            var starts: [Int] = []
+            var i = start + 1
+            while i < lines.count, !lines[i].isEmpty {
+                let line = lines[i]
+                XCTAssertTrue(line.hasPrefix("  ") && !line.hasPrefix("   "), "\(lang): a usage line: \(line)")
+                if let gap = line.range(of: "  ", range: line.index(line.startIndex, offsetBy: 2)..<line.endIndex) {
+                    var abstract = gap.upperBound
+                    while line[abstract] == " " { abstract = line.index(after: abstract) }
+                    starts.append(columns(line[..<abstract]))
+                    i += 1
+                } else {
+                    let next = lines[i + 1]
+                    let abstract = next.firstIndex { $0 != " " } ?? next.endIndex
+                    XCTAssertLessThan(abstract, next.endIndex, "\(lang): the abstract under \(line)")
+                    starts.append(columns(next[..<abstract]))
+                    i += 2
+                }
+            }
+            XCTAssertGreaterThan(starts.count, 15, "\(lang)")
+            XCTAssertEqual(Set(starts).count, 1, "\(lang): abstracts start in columns \(starts)\n\(help.stdout)")
+        }
+    }
+
     /// What the checker, sensor=auto and migrate added speaks the admin's language too; the JSON
     /// stays English.
     func testDoctorsCheckerAndSensorLinesAndMigrateAreTranslated() throws {

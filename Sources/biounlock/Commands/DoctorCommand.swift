@@ -13,7 +13,7 @@ enum DoctorCommand {
                   OptionSpec(name: "--module", value: "PATH", help: L("the installed module (default: searched in the security dirs)"))],
         abstract: L("Check the installation and say how to fix each problem."),
         discussion: L("Module file, the setuid checker for screen lockers, every pam.d service using the module (control value, order, fallback, pam_fprintd beside it, greeter fingerprint stacks), store and config permissions, which sensor backend is in use and why, the reader, fprintd."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static let securityDirs = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security", "/usr/lib/security"]
 

@@ -13,7 +13,7 @@ enum EnrolCommand {
                   OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"), kind: .seconds(1...600))],
         abstract: L("Enrol a finger for USER."),
         discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it. With sensor fprintd, fprintd takes and keeps the print (as GNOME Settings and fprintd-enroll do)."),
-        writes: true, run: run)
+        writes: true, aliases: ["enroll"], run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)

@@ -9,7 +9,7 @@ enum ListCommand {
         path: ["list"], positionals: [], options: [],
         abstract: L("List users with biometric unlock settings, one line each."),
         discussion: L("With --json the output is the same document as 'status --json'."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)

@@ -13,7 +13,7 @@ enum LogCommand {
                   OptionSpec(name: "--limit", value: "N", help: L("at most N events (default 50)"), kind: .count(1...1_000_000))],
         abstract: L("Show the audit log, newest first."),
         discussion: L("One event per authentication: time, user, service, tty, remote host, method, outcome, reason. Never a secret."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)

@@ -9,7 +9,7 @@ enum StatusCommand {
         path: ["status"], positionals: [("USER", true)], options: [],
         abstract: L("Show biometric unlock settings, fingers, passcode kind and counters."),
         discussion: L("With --json the output has the shape documented in the README."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
