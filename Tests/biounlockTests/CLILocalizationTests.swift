@@ -44,6 +44,30 @@ final class CLILocalizationTests: XCTestCase {
         XCTAssertEqual(try cli(["status", user], ["LANG": "it_IT.UTF-8"]).stdout, english.stdout, "no Italian catalog: English")
     }
 
+    /// A user who is not root, in each language: `status` says it cannot read the store (exit 1).
+    func testAUserWhoCannotReadTheStoreIsToldSoInEveryLanguage() throws {
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], ["LANG": "C"], stdin: "2468\n").status, 0)
+        let messages = [
+            "C": "cannot read the biounlock store (\(db)): only root can; run it with sudo",
+            "de_DE.UTF-8": "die biounlock-Datenbank (\(db)) kann nicht gelesen werden: nur root kann das; führen Sie den Befehl mit sudo aus",
+            "es_ES.UTF-8": "no se puede leer la base de datos de biounlock (\(db)): solo root puede; ejecute la orden con sudo",
+            "fr_FR.UTF-8": "impossible de lire la base de données de biounlock (\(db)) : seul root le peut ; relancez la commande avec sudo",
+            "ja_JP.UTF-8": "biounlock のデータベース（\(db)）を読み取れません。読み取れるのは root だけです。sudo で実行してください",
+            "zh_CN.UTF-8": "无法读取 biounlock 数据库（\(db)）：只有 root 可以读取；请用 sudo 运行",
+            "zh_TW.UTF-8": "無法讀取 biounlock 資料庫（\(db)）：只有 root 可以讀取；請用 sudo 執行",
+        ]
+        for (lang, message) in messages {
+            for args in [["status"], ["status", user]] {
+                let r = try runProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", cliPath,
+                                                            "--db", db, "--sensor", "simulated", "--config", config] + args,
+                                       environment: ["PATH": "/usr/bin:/bin", "LANG": lang])
+                XCTAssertEqual(r.status, 1, "\(lang) \(args): \(r.stdout)")
+                XCTAssertEqual(r.stdout, "", "\(lang) \(args)")
+                XCTAssertTrue(r.stderr.contains(message), "\(lang) \(args): \(r.stderr)")
+            }
+        }
+    }
+
     func testJSONExitCodesAndConfigWordsStayEnglish() throws {
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], ["LANG": "C"], stdin: "2468\n").status, 0)
         let english = try cli(["status", user, "--json"], ["LANG": "C"])

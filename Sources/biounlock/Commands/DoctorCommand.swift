@@ -87,9 +87,14 @@ enum DoctorCommand {
         }
 
         // The store and the config.
-        if !FileSystem.exists(context.options.storePath) {
+        let visibility = context.storeVisibility()
+        if case .missing = visibility {
             checks.append(Check(name: "store", status: .warning,
                                 detail: L("{path} does not exist yet (created by the first enrol or passcode set)", ["path": context.options.storePath]), fix: nil))
+        } else if case .hidden(let failure) = visibility {
+            // Not "does not exist yet": a user who is not root cannot see into its directory.
+            checks.append(Check(name: "store", status: .problem, detail: failure.message,
+                                fix: ProcessIdentity.effectiveUserID == 0 ? nil : "sudo " + context.suggest("doctor")))
         } else if let problem = Store.trustProblem(path: context.options.storePath) {
             checks.append(Check(name: "store", status: .problem,
                                 detail: L("{problem}; the module refuses it and everyone falls back to the password", ["problem": "\(problem)"]),

@@ -14,8 +14,7 @@ enum ListCommand {
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
         var records: [UserRecord] = []
-        if context.storeExists {
-            let store = try context.openStore()
+        if let store = try context.storeToRead() {
             records = try storeCall(L("cannot read the store")) { () throws(StoreFailure) -> [UserRecord] in
                 try store.allUsers()
             }

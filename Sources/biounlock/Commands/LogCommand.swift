@@ -26,8 +26,7 @@ enum LogCommand {
         }
         let limit = invocation.integer("--limit") ?? 50
         var events: [AuditEvent] = []
-        if context.storeExists {
-            let store = try context.openStore()
+        if let store = try context.storeToRead() {
             events = try storeCall(L("cannot read the log")) { () throws(StoreFailure) in
                 try store.recentEvents(user: invocation.value("--user"), service: invocation.value("--service"), since: since, limit: limit)
             }
