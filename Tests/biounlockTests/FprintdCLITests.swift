@@ -201,6 +201,11 @@ final class FprintdCLITests: XCTestCase {
         XCTAssertGreaterThan(after, before, "require_passcode=enrolment sees the change")
         XCTAssertEqual(try Store.open(path: db, mode: .administer).loadUser(user)?.fprintdPrints, "0:right-thumb",
                        "the set it leaves, so that the module does not count this change again")
+        // fprintd would replace the print without a word: refused without --replace, before any touch.
+        let again = try cli(["enrol", user, "--finger", "right-thumb", "--timeout", "2"])
+        XCTAssertEqual(again.status, 1, again.stdout)
+        XCTAssertTrue(again.stderr.contains("right-thumb is already enrolled for sys; nothing was changed."), again.stderr)
+        XCTAssertEqual(again.stdout, "")
 
         XCTAssertEqual(try cli(["unenrol", user, "--finger", "left-thumb"]).stderr, "biounlock: left-thumb is not enrolled in fprintd for sys\n")
         let removed = try cli(["unenrol", user, "--finger", "right-thumb"])

@@ -8,7 +8,7 @@ import BiounlockStore
 final class LogCommandTests: CLIFixture {
     func testLogFiltersAndRetention() throws {
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
-        XCTAssertEqual(try cli(["disable", "bin"]).status, 0)
+        XCTAssertEqual(try cli(["passcode", "set", "bin", "--stdin"], stdin: "1357\n").status, 0)
         let store = try Store.open(path: db, mode: .authenticate)
         let now = Int64(Date().timeIntervalSince1970)
         for (i, (u, s)) in [("daemon", "sudo"), ("bin", "login"), ("daemon", "login")].enumerated() {
