@@ -8,12 +8,25 @@ struct Context {
     let options: Options
     let invocation: Invocation
 
-    init(_ invocation: Invocation) throws(CommandFailure) {
+    /// Why the config file was refused (`untrustedConfig`), when the command chose to go on
+    /// without it (doctor, which reports it as one of its checks).
+    private(set) var configProblem: FileTrustProblem?
+
+    /// `toleratingUntrustedConfig`: a config file the module would refuse does not stop the
+    /// command; it runs with the defaults and the command line's options, and `configProblem`
+    /// says why (doctor). Every other command refuses to run on settings it cannot trust.
+    init(_ invocation: Invocation, toleratingUntrustedConfig: Bool = false) throws(CommandFailure) {
         self.invocation = invocation
-        switch Configuration.load(arguments: invocation.globals.words) {
+        var result = Configuration.load(arguments: invocation.globals.words)
+        if toleratingUntrustedConfig, case .failure(.untrustedConfig(let problem)) = result {
+            configProblem = problem
+            result = Configuration.load(arguments: invocation.globals.words, readFile: { .failure(.missing($0)) })
+        }
+        switch result {
         case .failure(let failure):
             throw CommandFailure("\(failure)")
-        case .success(let loaded):
+        case .success(var loaded):
+            if configProblem != nil { loaded.notes = [] } // not "does not exist": it was refused, and doctor says why
             for d in loaded.diagnostics { Output.warning("\(d)") }
             for n in loaded.notes { Output.error(L("note: {message}", ["message": n])) }
             options = loaded.options
