@@ -115,7 +115,7 @@ final class FprintdCLITests: XCTestCase {
         XCTAssertEqual(try cli(["passcode", "set", user, "--kind", "pin", "--stdin"], stdin: "2468\n").status, 0)
         let enabled = try cli(["enable", user])
         XCTAssertEqual(enabled.status, 0, enabled.stderr)
-        XCTAssertTrue(try cli(["list"]).stdout.contains("daemon: on · 1 finger · passcode pin"))
+        XCTAssertTrue(try cli(["list"]).stdout.contains("daemon: on · 1 finger · passcode: PIN"))
 
         // The module: the finger unlocks; a wrong finger and a wrong PIN do not; the PIN does
         // after a wrong finger.

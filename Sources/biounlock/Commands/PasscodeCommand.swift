@@ -79,14 +79,25 @@ enum PasscodeCommand {
             typed = accepted
         }
         if let problem = kind.problem(with: typed) { throw notSet(problem) }
-        guard let secret = kind.normalized(typed) else { throw CommandFailure(L("passcode not set: not a valid {kind}", ["kind": kind.rawValue])) }
+        guard let secret = kind.normalized(typed) else {
+            switch kind {
+            case .pin: throw CommandFailure(L("passcode not set: not a valid PIN"))
+            case .password: throw CommandFailure(L("passcode not set: not a valid text passcode"))
+            case .pattern: throw CommandFailure(L("passcode not set: not a valid pattern"))
+            }
+        }
         let hash: String
         do { hash = try Passcode.hash(secret) } catch { throw CommandFailure(L("cannot hash the passcode: {error}", ["error": "\(error)"])) }
         let store = try opened ?? context.openStore()
         try storeCall(L("cannot store the passcode")) { () throws(StoreFailure) in
             try store.setPasscode(StoredPasscode(hash: hash, kind: kind), user: account.name, at: context.now())
         }
-        Output.line(L("Passcode ({kind}) set for {user}.", ["kind": kind.rawValue, "user": account.name]))
+        switch kind {
+        case .pin: Output.line(L("PIN set for {user}.", ["user": account.name]))
+        // TRANSLATORS: a passcode of --kind password: letters, digits and signs (biounlock's own, not the Unix password).
+        case .password: Output.line(L("Text passcode set for {user}.", ["user": account.name]))
+        case .pattern: Output.line(L("Pattern set for {user}.", ["user": account.name]))
+        }
         return 0
     }
 

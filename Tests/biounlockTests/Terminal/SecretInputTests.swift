@@ -40,7 +40,7 @@ final class SecretInputTests: CLIFixture {
         let repeatPrompt = try XCTUnwrap(shown.range(of: "Repeat the pattern: "), shown)
         XCTAssertLessThan(drawing.lowerBound, repeatPrompt.lowerBound, "drawn before the repeat is asked for")
         XCTAssertTrue(shown[repeatPrompt.upperBound...].contains("\u{1b}[9A\r\u{1b}[J"), "then erased: 8 lines of drawing and the prompt:\n\(shown.debugDescription)")
-        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), "Passcode (pattern) set for daemon.\n", "nothing of it on standard output")
+        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), "Pattern set for daemon.\n", "nothing of it on standard output")
         XCTAssertTrue(try Passcode.verify(Secret(bytes: Array("12369".utf8))!, against: XCTUnwrap(Store.open(path: db, mode: .authenticate).loadUser(user)?.passcode?.hash)))
     }
 
@@ -87,7 +87,7 @@ final class SecretInputTests: CLIFixture {
         }
         let r = try session([("97531", "97531")])
         XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
-        XCTAssertTrue(r.stdout.contains("Passcode (pin) set for \(user)."), r.stdout)
+        XCTAssertTrue(r.stdout.contains("PIN set for \(user)."), r.stdout)
         XCTAssertFalse(r.stdout.contains("97531"), "the passcode was echoed: \(r.stdout)")
 
         // Too short, then different, then right: set.
