@@ -13,7 +13,7 @@ final class StatusCommandTests: CLIFixture {
         XCTAssertTrue(e.stdout.contains("Next: biounlock"), e.stdout)
         XCTAssertTrue(e.stdout.contains("passcode set \(user) --kind pin"), e.stdout)
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
-        let again = try enrol()
+        let again = try enrol("daemon-ri", finger: "right-index", ["--replace"])
         XCTAssertTrue(again.stdout.contains("Turn biometric unlock on with: biounlock"), again.stdout)
         let enable = try cli(["enable", user])
         XCTAssertEqual(enable.status, 0, enable.stderr)
