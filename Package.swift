@@ -170,8 +170,11 @@ let package = Package(
             dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
-            linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])]
+            linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])],
+            // `biounlock --version`: ./VERSION, written into a generated Version.swift.
+            plugins: ["EmbedVersion"]
         ),
+        .plugin(name: "EmbedVersion", capability: .buildTool()),
 
         // Test harness: a C program that runs one real PAM transaction through libpam's
         // pam_start_confdir with scripted conversation answers (used by the module tests).

@@ -37,6 +37,27 @@ public enum PamStackLint {
     public static func isFingerprintOnly(service: String) -> Bool {
         service.hasSuffix("-fingerprint")
     }
+    /// What enables biounlock the supported way on Debian: the package's pam-auth-update profile
+    /// writes the recommended line into common-auth (with try_first_pass on pam_unix).
+    public static let enableCommand = "pam-auth-update --enable biounlock"
+
+    /// The fix for a mistake in a line of `file` of a stack pam-auth-update can reach: the
+    /// profile first, a hand edit after. A line in a file pam-auth-update writes (common-*) is
+    /// fixed by it alone (a hand edit there is undone by its next run); a service that
+    /// includes common-auth gets the profile's line through it (the service's own line goes);
+    /// a stack that does not include it is out of the profile's reach: the hand edit alone.
+    static func preferringProfile(_ handFix: String, file: String, stack: [AuthLine]) -> String {
+        if file.hasPrefix("common-") {
+            // TRANSLATORS: `biounlock doctor`'s fix; {command} is "pam-auth-update --enable biounlock", {file} a pam.d file such as common-auth.
+            return L("run {command} (with --force if it reports local changes): it writes the recommended lines into {file}, where hand edits are lost at its next run",
+                     ["command": enableCommand, "file": file])
+        }
+        guard stack.contains(where: { $0.file == "common-auth" }) else { return handFix }
+        // TRANSLATORS: `biounlock doctor`'s fix; {command} is "pam-auth-update --enable biounlock", {file} the service's pam.d file, {fix} the hand edit.
+        return L("run {command} and remove biounlock from {file}: every service that includes common-auth then gets the recommended line; or, by hand in {file}: {fix}",
+                 ["command": enableCommand, "file": file, "fix": handFix])
+    }
+
     static let passwordModules: Set<String> = ["pam_unix.so", "pam_sss.so", "pam_ldap.so", "pam_krb5.so", "pam_winbind.so", "pam_systemd_home.so"]
 
     /// Lints every service in `files` (name -> contents) that uses pam_biounlock.so in its auth stack.
@@ -56,7 +77,8 @@ public enum PamStackLint {
         var findings: [Finding] = []
         let line = stack[index]
         func finding(_ severity: Finding.Severity, _ message: String, _ fix: String) {
-            findings.append(Finding(severity: severity, file: line.file, line: line.line, message: "\(service): \(message)", fix: fix))
+            findings.append(Finding(severity: severity, file: line.file, line: line.line, message: "\(service): \(message)",
+                                    fix: preferringProfile(fix, file: line.file, stack: stack)))
         }
         if isFingerprintOnly(service: service) {
             return lintFingerprintOnly(service: service, stack: stack, line: line)
@@ -110,7 +132,8 @@ public enum PamStackLint {
             findings.append(Finding(severity: .problem, file: line.file, line: line.line,
                                     message: "\(service): " + L("pam_biounlock.so comes after {module} ({place}): the password is asked first",
                                                                  ["module": unix.moduleName, "place": "\(unix.file):\(unix.line)"]),
-                                    fix: L("move the pam_biounlock.so line before {module} (or before @include common-auth)", ["module": unix.moduleName])))
+                                    fix: preferringProfile(L("move the pam_biounlock.so line before {module} (or before @include common-auth)", ["module": unix.moduleName]),
+                                                           file: line.file, stack: stack)))
         } else if let password = later.first(where: { passwordModules.contains($0.moduleName) }) {
             // Text typed at biounlock's prompt that is not the passcode is handed on as
             // PAM_AUTHTOK; without try_first_pass/use_first_pass the password module ignores it and
@@ -119,8 +142,8 @@ public enum PamStackLint {
                 findings.append(Finding(severity: .problem, file: password.file, line: password.line,
                                         message: "\(service): " + L("{module} after pam_biounlock.so has no try_first_pass: the Unix password typed at biounlock's prompt is asked for again",
                                                                      ["module": password.moduleName]),
-                                        fix: L("add try_first_pass to that {module} line (pam-auth-update --enable biounlock does it in common-auth)",
-                                               ["module": password.moduleName])))
+                                        fix: preferringProfile(L("add try_first_pass to that {module} line", ["module": password.moduleName]),
+                                                               file: password.file, stack: stack)))
             }
         } else {
             finding(.problem, L("no password module after pam_biounlock.so: when the finger and passcode cannot be used, nobody can log in"),

@@ -42,7 +42,33 @@ public enum StatusReport {
         }))])
     }
 
-    /// One line per event for `biounlock log` (outcome, method and reason are codes).
+    /// What an audit row's outcome meant, in words (`log`, `verify`): PAM_AUTHINFO_UNAVAIL is
+    /// the stack's next module -- the password -- taking over, so "unavailable" is said as
+    /// "handed to the password", and as such also when what the user typed went on to it (a
+    /// Unix password typed at biounlock's prompt). The codes themselves stay in the line, and
+    /// in the JSON, as they are; a code this version does not know is shown as it is.
+    public static func describe(outcome: String, method: AuthMethod, reason: String) -> String {
+        // TRANSLATORS: `biounlock log` and `verify`: what happened in one authentication; the
+        // audit codes (success, finger-matched, ...) follow in parentheses, untranslated.
+        switch (outcome, method) {
+        case ("unavailable", _) where reason == Reason.wrongPasscode.rawValue: return L("wrong passcode; handed to the password")
+        case ("unavailable", _) where reason == Reason.passcodeLocked.rawValue: return L("passcode locked; handed to the password")
+        case ("success", .fingerprint): return L("unlocked by a finger")
+        case ("success", .passcode): return L("unlocked by the passcode")
+        case ("success", .password): return L("the password succeeded")
+        case ("success", _): return L("succeeded")
+        case ("unavailable", .password): return L("handed to the password, with what was typed")
+        case ("unavailable", _): return L("handed to the password")
+        case ("ignore", _): return L("left to the other modules")
+        case ("maxtries", _): return L("refused: too many wrong fingers")
+        case ("user-unknown", _): return L("not a user of this system")
+        case ("conversation-error", _): return L("no answer, or cancelled")
+        default: return outcome
+        }
+    }
+
+    /// One line per event for `biounlock log`: what happened in words, then the audit codes
+    /// (method, outcome, reason) as they are stored.
     public static func text(event e: AuditEvent) -> String {
         let v: KeyValuePairs = ["service": e.service, "tty": e.tty, "host": e.rhost]
         let where_: String
@@ -52,7 +78,8 @@ public enum StatusReport {
         case (true, false): where_ = L("{service} from {host}", v)
         case (false, false): where_ = L("{service} on {tty} from {host}", v)
         }
-        return "\(iso8601(e.time))  \(e.user)  \(where_)  \(e.outcome) (\(e.method.rawValue), \(e.reason))"
+        let what = describe(outcome: e.outcome, method: e.method, reason: e.reason)
+        return "\(iso8601(e.time))  \(e.user)  \(where_)  \(what) (\(e.method.rawValue), \(e.outcome), \(e.reason))"
     }
 
     /// One line per user for `biounlock list`.
@@ -68,11 +95,17 @@ public enum StatusReport {
                      ["user": r.name, "problem": binding.localizedProblem(user: r.name), "command": AccountBinding.fix(user: r.name, globals: now.globals)])
         }
         // TRANSLATORS: `biounlock list`, one line per user: "alice: on (sudo off) · 2 fingers ·
-        // passcode pin · finger locked"; {kind} is pin, password or pattern.
+        // passcode: PIN · finger locked"; a "text" passcode is one of letters, digits and signs
+        // (biounlock's own, not the Unix password).
         var parts = [r.enabled ? L("{user}: on", ["user": r.name]) : L("{user}: off", ["user": r.name])]
         if !services.isEmpty { parts.append("(" + services.joined(separator: ", ") + ")") }
         parts.append(L("· 1 finger", plural: "· {count} fingers", count: r.templates.count))
-        parts.append(r.passcode.map { L("· passcode {kind}", ["kind": $0.kind.rawValue]) } ?? L("· passcode not set"))
+        switch r.passcode?.kind {
+        case .pin?: parts.append(L("· passcode: PIN"))
+        case .password?: parts.append(L("· passcode: text"))
+        case .pattern?: parts.append(L("· passcode: pattern"))
+        case nil: parts.append(L("· passcode not set"))
+        }
         if !locks.isEmpty { parts.append("· " + locks.joined(separator: ", ")) }
         return parts.joined(separator: " ")
     }
@@ -135,6 +168,20 @@ public enum StatusReport {
         }
     }
 
+    /// The `status` line for PasscodeRequirement's reason, one sentence per rule.
+    static func requiredText(_ reason: Reason?, options: Options) -> String {
+        switch reason {
+        case nil: return L("passcode required next: no")
+        case .passcodeRequiredFirstUse?: return L("passcode required next: yes, it has never been entered")
+        case .passcodeRequiredAfterEnrolment?: return L("passcode required next: yes, the enrolled fingers have changed")
+        case .passcodeRequiredAfterIdle?:
+            // TRANSLATORS: {age} is require_passcode's age, e.g. "72h" or "3d" (translated as in the module's messages).
+            return L("passcode required next: yes, not entered for {age}",
+                     ["age": options.requirePasscode.maximumAgeSeconds.map(describeAge) ?? L("a while")])
+        default: return L("passcode required next: yes, after the restart")
+        }
+    }
+
     static func text(_ state: Lockouts.State, now: Now) -> String {
         switch state {
         case .open: return L("no")
@@ -150,9 +197,10 @@ public enum StatusReport {
             lines.append("  " + L("NOT THIS ACCOUNT'S RECORD: {problem}.", ["problem": binding.localizedProblem(user: r.name)]))
             lines.append("    " + L("The module ignores it. Clear it with: {command}", ["command": AccountBinding.fix(user: r.name, globals: now.globals)]))
         }
-        // TRANSLATORS: `biounlock status USER`, one line per setting; {kind} is pin, password
-        // or pattern, {sensor} libfprint or simulated, {rule} boot, enrolment, age or first-use;
-        // a finger "kept by fprintd" is a print the fprintd daemon holds (not biounlock's store).
+        // TRANSLATORS: `biounlock status USER`, one line per setting; {sensor} is libfprint or
+        // simulated; a finger "kept by fprintd" is a print the fprintd daemon holds (not
+        // biounlock's store); a "text" passcode is one of letters, digits and signs (biounlock's
+        // own, not the Unix password).
         if !r.enabled {
             lines.append("  " + L("biometric unlock: off"))
         } else {
@@ -175,13 +223,18 @@ public enum StatusReport {
                 lines.append("    " + line + (check(t).map { " " + L("UNUSABLE: {problem}; enrol it again", ["problem": $0]) } ?? ""))
             }
         }
-        lines.append("  " + (r.passcode.map { L("passcode: {kind}", ["kind": $0.kind.rawValue]) } ?? L("passcode: not set")))
+        switch r.passcode?.kind {
+        case .pin?: lines.append("  " + L("passcode: PIN (digits)"))
+        case .password?: lines.append("  " + L("passcode: text (letters, digits and signs)"))
+        case .pattern?: lines.append("  " + L("passcode: pattern (a path on the 3x3 grid)"))
+        case nil: lines.append("  " + L("passcode: not set"))
+        }
         lines.append("  " + L("consecutive failures: {finger} finger, {passcode} passcode",
                               ["finger": String(r.biometricFailures), "passcode": String(r.passcodeFailures)]))
         lines.append("  " + L("fingerprint locked: {state}", ["state": text(Lockouts.biometric(r, options: now.options, now: now.time), now: now)]))
         lines.append("  " + L("passcode locked: {state}", ["state": text(Lockouts.passcode(r, options: now.options, now: now.time), now: now)]))
         let required = PasscodeRequirement.reason(r, options: now.options, now: now.time, bootID: now.bootID)
-        lines.append("  " + (required.map { L("passcode required next: yes ({rule})", ["rule": requirementName($0)]) } ?? L("passcode required next: no")))
+        lines.append("  " + requiredText(required, options: now.options))
         lines.append("  " + (r.lastSuccess.map { L("last success: {time}", ["time": iso8601($0)]) } ?? L("last success: never")))
         lines.append("  " + (r.lastFailure.map { L("last failure: {time}", ["time": iso8601($0)]) } ?? L("last failure: never")))
         return lines.joined(separator: "\n")

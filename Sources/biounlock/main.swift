@@ -17,7 +17,7 @@ let commands: [CommandSpec] = [
     EnableCommand.enable, EnableCommand.disable,
     StatusCommand.spec, ListCommand.spec, DoctorCommand.spec, LogCommand.spec, VerifyCommand.spec, ResetCommand.spec,
     ForgetCommand.spec, MigrateCommand.spec,
-    SensorsCommand.spec,
+    SensorsCommand.spec, VersionCommand.spec,
     SimCommandLine.scan, SimCommandLine.retry, SimCommandLine.error, SimCommandLine.unplug, SimCommandLine.sleep,
 ]
 
@@ -27,10 +27,10 @@ let topHelp = """
     \(L("USAGE: {usage}", ["usage": "biounlock " + L("[global options] <command> [arguments]")]))
 
     \(L("COMMANDS:"))
-    \(commands.map { "  " + $0.usage.dropFirst("biounlock ".count).description.padding(to: 44) + $0.abstract }.joined(separator: "\n"))
+    \(commandList(commands.map { ($0.shortUsage, $0.abstract) }).joined(separator: "\n"))
 
     \(L("GLOBAL OPTIONS:"))
-    \(GlobalOptions.helpLines.joined(separator: "\n"))
+    \(GlobalOptions.helpLines(reporting: commands.filter(\.reportsJSON).map { $0.path.joined(separator: " ") }).joined(separator: "\n"))
 
     \(L("Run '{command}' for a command's details.", ["command": "biounlock <command> --help"]))
     """

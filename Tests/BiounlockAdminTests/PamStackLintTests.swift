@@ -53,8 +53,26 @@ final class PamStackLintTests: XCTestCase {
         XCTAssertEqual(f.map(\.severity), [.problem], "\(f)")
         XCTAssertTrue(f[0].message.contains("has no try_first_pass"), f[0].message)
         XCTAssertEqual(f[0].file, "common-auth")
-        XCTAssertTrue(f[0].fix.contains("add try_first_pass"))
+        XCTAssertTrue(f[0].fix.hasPrefix("run pam-auth-update --enable biounlock"), "common-auth is pam-auth-update's: \(f[0].fix)")
         XCTAssertEqual(lint(good, extra: ["common-auth": debianDefault.replacingOccurrences(of: "nullok", with: "nullok use_first_pass")]), [])
+    }
+
+    /// The fix is the package's pam-auth-update profile before any hand edit, wherever the
+    /// profile reaches the stack: alone for a line in common-auth (pam-auth-update rewrites that
+    /// file), first for a service that includes common-auth; a stack of its own gets the hand edit.
+    func testFixesSuggestPamAuthUpdateBeforeAHandEdit() {
+        let inService = lint("auth required pam_biounlock.so\n@include common-auth\n")
+        XCTAssertTrue(inService[0].fix.hasPrefix("run pam-auth-update --enable biounlock and remove biounlock from sudo: every service that includes common-auth then gets the recommended line; or, by hand in sudo: use: auth [success=done"), inService[0].fix)
+        let inCommon = lint("@include common-auth\n", extra: ["common-auth": "auth sufficient pam_biounlock.so\n" + commonAuth])
+        XCTAssertFalse(inCommon.isEmpty)
+        for f in inCommon {
+            XCTAssertEqual(f.file, "common-auth")
+            XCTAssertEqual(f.fix, "run pam-auth-update --enable biounlock (with --force if it reports local changes): it writes the recommended lines into common-auth, where hand edits are lost at its next run")
+        }
+        let own = lint("auth required pam_biounlock.so\nauth [success=1 default=ignore] pam_unix.so try_first_pass\nauth requisite pam_deny.so\nauth required pam_permit.so\n")
+        XCTAssertEqual(own.map(\.fix), ["use: auth \(PamStackLint.recommendedControl) pam_biounlock.so"], "pam-auth-update does not reach this stack")
+        let order = lint("@include common-auth\nauth [success=done ignore=ignore authinfo_unavail=ignore module_unknown=ignore default=die] pam_biounlock.so\n")
+        XCTAssertTrue(order.contains { $0.fix.hasPrefix("run pam-auth-update --enable biounlock and remove biounlock from sudo") && $0.fix.hasSuffix("move the pam_biounlock.so line before pam_unix.so (or before @include common-auth)") }, "\(order)")
     }
 
     func testFprintdAlsoPresent() {

@@ -53,6 +53,9 @@ check "checker at /usr/libexec/biounlock/biounlock-check, setuid root (4755) whe
 check "man pages biounlock(8), pam_biounlock(8), biounlock.conf(5) under the prefix" \
     test -s "$d/usr/local/share/man/man8/biounlock.8" -a -s "$d/usr/local/share/man/man8/pam_biounlock.8" -a -s "$d/usr/local/share/man/man5/biounlock.conf.5"
 check "pam-auth-update profile at /usr/share/pam-configs/biounlock (0644)" has_mode "$d/usr/share/pam-configs/biounlock" 644
+check "bash and zsh completions under the prefix (share/bash-completion/completions/biounlock, share/zsh/site-functions/_biounlock, 0644)" \
+    eval 'has_mode "$d/usr/local/share/bash-completion/completions/biounlock" 644 && has_mode "$d/usr/local/share/zsh/site-functions/_biounlock" 644 &&
+          cmp -s "$d/usr/local/share/bash-completion/completions/biounlock" "$repo/packaging/completions/biounlock.bash"'
 catalogs_ok=1
 for po in "$repo"/po/*.po; do
     lang="$(basename "$po" .po)"
@@ -95,6 +98,8 @@ d2="$tmp/usr"
 "$repo/scripts/install" --prefix /usr --destdir "$d2" --build-dir "$tmp/build" >"$tmp/usr.log" 2>&1
 check "--prefix /usr: CLI in /usr/sbin, man pages in /usr/share/man, module still in $security" \
     test -x "$d2/usr/sbin/biounlock" -a -s "$d2/usr/share/man/man8/biounlock.8" -a -f "$d2$security/pam_biounlock.so"
+check "--prefix /usr: completions where Debian's bash-completion and zsh look (/usr/share/bash-completion/completions/biounlock, /usr/share/zsh/vendor-completions/_biounlock)" \
+    test -f "$d2/usr/share/bash-completion/completions/biounlock" -a -f "$d2/usr/share/zsh/vendor-completions/_biounlock"
 check "no helper in the build: nothing in /usr/libexec/biounlock" test ! -e "$d2/usr/libexec/biounlock"
 
 # ---- usage ----

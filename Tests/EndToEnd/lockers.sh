@@ -163,7 +163,8 @@ check "vlock: the PIN typed at the same prompt unlocks" eval '[ "$(cat "$out/vlo
 
 # ---- what the store recorded, in order ----
 "$BUILD_DIR/biounlock" --db "$SANDBOX_DB" log --user "$USER_" --limit 100 >"$out/log.txt" 2>&1
-tac "$out/log.txt" | awk '{ print $3, $(NF-2), $(NF-1), $NF }' | sed 's/[(),]//g' >"$out/rows.txt"
+# Each line ends with the stored codes: "... (METHOD, OUTCOME, REASON)".
+tac "$out/log.txt" | awk '{ print $3, $(NF-1), $(NF-2), $NF }' | sed 's/[(),]//g' >"$out/rows.txt"
 cat >"$out/rows.expected" <<EOF
 i3lock success fingerprint finger-matched
 i3lock success passcode passcode-accepted

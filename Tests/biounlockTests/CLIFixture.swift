@@ -41,7 +41,7 @@ class CLIFixture: XCTestCase {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
     }
 
-    func enrol(_ id: String = "daemon-ri", finger: String = "right-index") throws -> ProcessResult {
+    func enrol(_ id: String = "daemon-ri", finger: String = "right-index", _ extra: [String] = []) throws -> ProcessResult {
         let group = DispatchGroup()
         group.enter()
         let socket = self.socket
@@ -57,7 +57,7 @@ class CLIFixture: XCTestCase {
             }
             group.leave()
         }
-        let r = try cli(["enrol", user, "--finger", finger, "--timeout", "20"])
+        let r = try cli(["enrol", user, "--finger", finger, "--timeout", "20"] + extra)
         group.wait()
         return r
     }

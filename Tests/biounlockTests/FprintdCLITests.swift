@@ -115,7 +115,7 @@ final class FprintdCLITests: XCTestCase {
         XCTAssertEqual(try cli(["passcode", "set", user, "--kind", "pin", "--stdin"], stdin: "2468\n").status, 0)
         let enabled = try cli(["enable", user])
         XCTAssertEqual(enabled.status, 0, enabled.stderr)
-        XCTAssertTrue(try cli(["list"]).stdout.contains("daemon: on · 1 finger · passcode pin"))
+        XCTAssertTrue(try cli(["list"]).stdout.contains("daemon: on · 1 finger · passcode: PIN"))
 
         // The module: the finger unlocks; a wrong finger and a wrong PIN do not; the PIN does
         // after a wrong finger.
@@ -201,6 +201,11 @@ final class FprintdCLITests: XCTestCase {
         XCTAssertGreaterThan(after, before, "require_passcode=enrolment sees the change")
         XCTAssertEqual(try Store.open(path: db, mode: .administer).loadUser(user)?.fprintdPrints, "0:right-thumb",
                        "the set it leaves, so that the module does not count this change again")
+        // fprintd would replace the print without a word: refused without --replace, before any touch.
+        let again = try cli(["enrol", user, "--finger", "right-thumb", "--timeout", "2"])
+        XCTAssertEqual(again.status, 1, again.stdout)
+        XCTAssertTrue(again.stderr.contains("right-thumb is already enrolled for sys; nothing was changed."), again.stderr)
+        XCTAssertEqual(again.stdout, "")
 
         XCTAssertEqual(try cli(["unenrol", user, "--finger", "left-thumb"]).stderr, "biounlock: left-thumb is not enrolled in fprintd for sys\n")
         let removed = try cli(["unenrol", user, "--finger", "right-thumb"])

@@ -71,7 +71,7 @@ final class KillTests: XCTestCase {
         var replaced = 0
         for i in 0..<12 {
             let id = "finger-\(i)"
-            let p = try start(["enrol", user, "--finger", "right-index", "--timeout", "20"])
+            let p = try start(["enrol", user, "--finger", "right-index", "--timeout", "20", "--replace"])
             for _ in 0..<5 { try touch(id) } // the fifth touch is taken just before the template is written
             usleep(useconds_t(i * 700))
             killNow(p)

@@ -13,6 +13,10 @@
 #   STATE_DIR       /var/lib/biounlock          the store's directory (0700, root)
 #   LOCALE_DIR      /usr/share/locale           the message catalogs, LANG/LC_MESSAGES/biounlock.mo
 #                                              (where the module binds its gettext domain)
+# The shell completions follow PREFIX, where bash-completion and zsh look:
+#   BASH_COMPLETION_DIR  PREFIX/share/bash-completion/completions
+#   ZSH_COMPLETION_DIR   /usr/share/zsh/vendor-completions for the package (PREFIX /usr),
+#                        PREFIX/share/zsh/site-functions otherwise (Debian's zsh reads both)
 # All of them are prefixed with DESTDIR (staging for a package), which is empty for a real install.
 
 # Prints the Debian multiarch triplet of the host (x86_64-linux-gnu on amd64).
@@ -56,6 +60,9 @@ paths_init() {
     CONFIG_FILE="/etc/security/biounlock.conf"
     STATE_DIR="/var/lib/biounlock"
     LOCALE_DIR="/usr/share/locale"
+    BASH_COMPLETION_DIR="$PREFIX/share/bash-completion/completions"
+    if [ "$PREFIX" = /usr ]; then ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions
+    else ZSH_COMPLETION_DIR="$PREFIX/share/zsh/site-functions"; fi
     # The languages of po/ (the catalogs scripts/build compiles), when the repository is known.
     LANGUAGES=()
     local po
@@ -72,6 +79,8 @@ paths_init() {
         "$MAN_DIR/man8/pam_biounlock.8"
         "$MAN_DIR/man5/biounlock.conf.5"
         "$PAM_CONFIGS_DIR/biounlock"
+        "$BASH_COMPLETION_DIR/biounlock"
+        "$ZSH_COMPLETION_DIR/_biounlock"
     )
     local lang
     for lang in "${LANGUAGES[@]}"; do INSTALLED_FILES+=("$LOCALE_DIR/$lang/LC_MESSAGES/biounlock.mo"); done

@@ -8,12 +8,25 @@ struct Context {
     let options: Options
     let invocation: Invocation
 
-    init(_ invocation: Invocation) throws(CommandFailure) {
+    /// Why the config file was refused (`untrustedConfig`), when the command chose to go on
+    /// without it (doctor, which reports it as one of its checks).
+    private(set) var configProblem: FileTrustProblem?
+
+    /// `toleratingUntrustedConfig`: a config file the module would refuse does not stop the
+    /// command; it runs with the defaults and the command line's options, and `configProblem`
+    /// says why (doctor). Every other command refuses to run on settings it cannot trust.
+    init(_ invocation: Invocation, toleratingUntrustedConfig: Bool = false) throws(CommandFailure) {
         self.invocation = invocation
-        switch Configuration.load(arguments: invocation.globals.words) {
+        var result = Configuration.load(arguments: invocation.globals.words)
+        if toleratingUntrustedConfig, case .failure(.untrustedConfig(let problem)) = result {
+            configProblem = problem
+            result = Configuration.load(arguments: invocation.globals.words, readFile: { .failure(.missing($0)) })
+        }
+        switch result {
         case .failure(let failure):
             throw CommandFailure("\(failure)")
-        case .success(let loaded):
+        case .success(var loaded):
+            if configProblem != nil { loaded.notes = [] } // not "does not exist": it was refused, and doctor says why
             for d in loaded.diagnostics { Output.warning("\(d)") }
             for n in loaded.notes { Output.error(L("note: {message}", ["message": n])) }
             options = loaded.options
@@ -31,8 +44,59 @@ struct Context {
         }
     }
 
-    /// Whether a store file exists yet (read commands do not create one).
+    /// Whether a store file exists yet (commands that write decide whether to create one).
     var storeExists: Bool { FileSystem.exists(options.storePath) }
+
+    /// The store for a command that only reads it (`status`, `list`, `log`): nil when there is
+    /// none yet, and then nothing is created. A store this user cannot see or read is never
+    /// taken for a missing one: `stat` failing with EACCES (its directory is 0700) is not ENOENT,
+    /// and the command fails saying so instead of reporting an empty store ("biometric unlock:
+    /// off" for everyone).
+    func storeToRead() throws(CommandFailure) -> Store? {
+        switch storeVisibility() {
+        case .missing: return nil
+        case .hidden(let failure): throw failure
+        case .present: break
+        }
+        do {
+            let store = try Store.open(path: options.storePath, mode: .administer)
+            store.retention = Store.Retention(options)
+            return store
+        } catch {
+            // The store is root's (directory 0700, file 0600): whoever else runs this cannot open it.
+            if ProcessIdentity.effectiveUserID != 0 { throw onlyRootCanRead }
+            throw CommandFailure(L("cannot open the store: {error}", ["error": "\(error)"]))
+        }
+    }
+
+    enum StoreVisibility {
+        case present
+        case missing
+        /// It may exist, but this process cannot tell: the failure says why.
+        case hidden(CommandFailure)
+    }
+
+    /// What `stat` says of the store's path: there, not there (ENOENT), or not visible to this
+    /// user (EACCES, EPERM: a directory it may not search) or unreadable for another reason.
+    func storeVisibility() -> StoreVisibility {
+        do throws(Errno) {
+            _ = try FileStatus.of(options.storePath, followingSymbolicLinks: true)
+            return .present
+        } catch where error.code == .noSuchFileOrDirectory {
+            return .missing
+        } catch where (error.code == .permissionDenied || error.code == .notPermitted) && ProcessIdentity.effectiveUserID != 0 {
+            return .hidden(onlyRootCanRead)
+        } catch {
+            return .hidden(CommandFailure(L("cannot read the biounlock store ({path}): {error}", ["path": options.storePath, "error": error.message])))
+        }
+    }
+
+    /// The store is root-only by design (docs/SECURITY.md): said plainly, with the way to read it.
+    var onlyRootCanRead: CommandFailure {
+        // TRANSLATORS: a user who is not root ran `biounlock status` (or list, log, doctor);
+        // the store is readable by root alone.
+        CommandFailure(L("cannot read the biounlock store ({path}): only root can; run it with sudo", ["path": options.storePath]))
+    }
 
     /// The account for USER, or a failure naming the problem.
     func account(_ name: String) throws(CommandFailure) -> Account {

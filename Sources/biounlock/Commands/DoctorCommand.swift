@@ -13,7 +13,7 @@ enum DoctorCommand {
                   OptionSpec(name: "--module", value: "PATH", help: L("the installed module (default: searched in the security dirs)"))],
         abstract: L("Check the installation and say how to fix each problem."),
         discussion: L("Module file, the setuid checker for screen lockers, every pam.d service using the module (control value, order, fallback, pam_fprintd beside it, greeter fingerprint stacks), store and config permissions, which sensor backend is in use and why, the reader, fprintd."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static let securityDirs = ["/lib/x86_64-linux-gnu/security", "/usr/lib/x86_64-linux-gnu/security", "/lib/security", "/usr/lib/security"]
 
@@ -26,7 +26,9 @@ enum DoctorCommand {
     }
 
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let context = try Context(invocation)
+        // An unsafe config file is one problem among the others: every other check still runs,
+        // with the defaults and the command line's options.
+        let context = try Context(invocation, toleratingUntrustedConfig: true)
         let pamDir = invocation.value("--pam-dir") ?? "/etc/pam.d"
         var checks: [Check] = []
 
@@ -54,9 +56,10 @@ enum DoctorCommand {
             let findings = PamStackLint.lint(files: files)
             let users = files.filter { $0.value.contains("pam_biounlock.so") }.keys.sorted()
             if users.isEmpty {
+                // The package's profile first; a hand edit only for a service of its own.
                 checks.append(Check(name: "pam.d", status: .warning, detail: L("no service in {dir} uses pam_biounlock.so yet", ["dir": pamDir]),
-                                    fix: L("add '{line}' before '@include common-auth' (see pam.d/sudo)",
-                                           ["line": "auth \(PamStackLint.recommendedControl) pam_biounlock.so"])))
+                                    fix: L("run {command} (every service that includes common-auth); or, for one service only, add '{line}' before its '@include common-auth' (see pam.d/sudo)",
+                                           ["command": PamStackLint.enableCommand, "line": "auth \(PamStackLint.recommendedControl) pam_biounlock.so"])))
             } else if findings.isEmpty {
                 checks.append(Check(name: "pam.d", status: .ok,
                                     detail: L("used by {services}; every stack falls back to the password", ["services": users.joined(separator: ", ")]), fix: nil))
@@ -87,9 +90,14 @@ enum DoctorCommand {
         }
 
         // The store and the config.
-        if !FileSystem.exists(context.options.storePath) {
+        let visibility = context.storeVisibility()
+        if case .missing = visibility {
             checks.append(Check(name: "store", status: .warning,
                                 detail: L("{path} does not exist yet (created by the first enrol or passcode set)", ["path": context.options.storePath]), fix: nil))
+        } else if case .hidden(let failure) = visibility {
+            // Not "does not exist yet": a user who is not root cannot see into its directory.
+            checks.append(Check(name: "store", status: .problem, detail: failure.message,
+                                fix: ProcessIdentity.effectiveUserID == 0 ? nil : "sudo " + context.suggest("doctor")))
         } else if let problem = Store.trustProblem(path: context.options.storePath) {
             checks.append(Check(name: "store", status: .problem,
                                 detail: L("{problem}; the module refuses it and everyone falls back to the password", ["problem": "\(problem)"]),
@@ -98,15 +106,19 @@ enum DoctorCommand {
             checks.append(Check(name: "store", status: .ok, detail: L("{path}: root-owned, not writable by others", ["path": context.options.storePath]), fix: nil))
             checks += recordChecks(context, globals: invocation.globals.typed)
         }
-        switch TrustedFiles.checkFile(context.options.configPath) {
+        switch context.configProblem ?? TrustedFiles.checkFile(context.options.configPath) {
         case nil:
             checks.append(Check(name: "config", status: .ok, detail: L("{path}: root-owned, not writable by others", ["path": context.options.configPath]), fix: nil))
         case .missing?:
             checks.append(Check(name: "config", status: .ok, detail: L("no {path}; defaults apply", ["path": context.options.configPath]), fix: nil))
         case let problem?:
             checks.append(Check(name: "config", status: .problem,
-                                detail: L("{problem}; the module refuses it and everyone falls back to the password", ["problem": "\(problem)"]),
-                                fix: "chown root:root \(context.options.configPath); chmod 0644 \(context.options.configPath)"))
+                                detail: context.configProblem == nil
+                                    ? L("{problem}; the module refuses it and everyone falls back to the password", ["problem": "\(problem)"])
+                                    // TRANSLATORS: `biounlock doctor`: the config file was refused; the other checks ran without it.
+                                    : L("{problem}; the module refuses it and everyone falls back to the password (the other checks use the defaults)",
+                                        ["problem": "\(problem)"]),
+                                fix: trustFix(problem)))
         }
 
         // The backend, the reader, and fprintd.
@@ -167,6 +179,25 @@ enum DoctorCommand {
             }
         }
         return checks.contains { $0.status == .problem } ? 1 : 0
+    }
+
+    /// What makes a file the module refused trusted again: the fix names the path the problem
+    /// is about (the file, or a directory above it).
+    static func trustFix(_ problem: FileTrustProblem) -> String? {
+        switch problem {
+        case .wrongOwner(let path, _), .writableByOthers(let path, _):
+            return "chown root:root \(path); chmod go-w \(path)"
+        case .symlink(let path):
+            return L("replace the symbolic link {path} with the file itself", ["path": path])
+        case .notRegularFile(let path):
+            return L("make {path} a regular file, or remove it (the defaults then apply)", ["path": path])
+        case .tooLarge(let path):
+            return L("shorten {path}", ["path": path])
+        case .unreadable(let path, _):
+            return L("make {path} readable by root", ["path": path])
+        case .missing, .notDirectory, .notExecutable, .notCanonical, .notSetuidRoot:
+            return nil
+        }
     }
 
     /// Rows that belong to another account than the one that has the name now (AccountBinding).

@@ -2,19 +2,27 @@ import BiounlockCore
 import BiounlockAdmin
 import BiounlockSensors
 import BiounlockFprintProtocol
+import BiounlockSystem
 
 /// `biounlock enable|disable USER [--service S]`: the "biometric unlock" toggle.
 enum EnableCommand {
     static let serviceOption = OptionSpec(name: "--service", value: "S", help: L("only for this PAM service (e.g. sudo)"), kind: .service)
+    static let serviceOptions = [
+        serviceOption,
+        OptionSpec(name: "--pam-dir", value: "DIR", help: L("where --service must have its file (default /etc/pam.d, then /usr/lib/pam.d)")),
+        OptionSpec(name: "--force", value: nil, help: L("set --service S although no PAM service file S exists yet")),
+    ]
+    /// Where libpam looks for a service's file (Debian 12's libpam: /etc/pam.d, then the vendor directory).
+    static let pamDirectories = ["/etc/pam.d", "/usr/lib/pam.d"]
 
     static let enable = CommandSpec(
-        path: ["enable"], positionals: [("USER", false)], options: [serviceOption],
+        path: ["enable"], positionals: [("USER", false)], options: serviceOptions,
         abstract: L("Turn biometric unlock on for USER."),
         discussion: L("Refuses, naming the command to run, while no finger is enrolled or (policy biometrics-or-passcode) no passcode is set."),
         writes: true, run: { try run($0, enabled: true) })
 
     static let disable = CommandSpec(
-        path: ["disable"], positionals: [("USER", false)], options: [serviceOption],
+        path: ["disable"], positionals: [("USER", false)], options: serviceOptions,
         abstract: L("Turn biometric unlock off for USER."), discussion: "",
         writes: true, run: { try run($0, enabled: false) })
 
@@ -22,6 +30,18 @@ enum EnableCommand {
         let context = try Context(invocation)
         let account = try context.account(invocation.positionals[0])
         let service = invocation.value("--service")
+        if let service, !invocation.has("--force") { try requireService(service, invocation: invocation) }
+        if !enabled {
+            // Nothing to turn off for a user biounlock has no record of: refused, and no row is
+            // made (nor a store) for a name that never had one.
+            let stored = try context.storeToRead().flatMap { store in
+                try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }
+            }
+            guard stored != nil else {
+                throw CommandFailure(L("{user} has no biounlock record: biometric unlock is off for {user} already; nothing was changed",
+                                       ["user": account.name]))
+            }
+        }
         let store = try context.openStore()
         var record: UserRecord?
         var fprintdDevices: [FprintdReader]?
@@ -74,5 +94,23 @@ enum EnableCommand {
         case (false, true): Output.line(L("Biometric unlock off for {user} (service {service}).", v))
         }
         return 0
+    }
+
+    /// A --service that names no PAM service file turns biometric unlock on or off for a name
+    /// no program authenticates with (`sudoo`): refused, with the closest name there is, unless
+    /// --force says the service is to be installed later.
+    static func requireService(_ service: String, invocation: Invocation) throws(CommandFailure) {
+        let directories = invocation.value("--pam-dir").map { [$0] } ?? pamDirectories
+        if directories.contains(where: { FileSystem.exists($0 + "/" + service) }) { return }
+        let known = directories.flatMap(PamDirectory.serviceNames)
+        let dirs = directories.joined(separator: ", ")
+        if let suggestion = Suggestion.closest(to: service, among: known) {
+            // TRANSLATORS: {service} is what was typed after --service, {suggestion} the PAM
+            // service with the closest name, {dirs} the pam.d directories; --force is an option.
+            throw CommandFailure(L("no PAM service '{service}' in {dirs}; did you mean '{suggestion}'? (--force sets it for a service that is not installed yet)",
+                                   ["service": service, "dirs": dirs, "suggestion": suggestion]))
+        }
+        throw CommandFailure(L("no PAM service '{service}' in {dirs}; check the name (--force sets it for a service that is not installed yet)",
+                               ["service": service, "dirs": dirs]))
     }
 }

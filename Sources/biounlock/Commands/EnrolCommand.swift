@@ -10,10 +10,11 @@ enum EnrolCommand {
         path: ["enrol"], positionals: [("USER", false)],
         options: [OptionSpec(name: "--finger", value: "F", help: L("finger to enrol (default {finger})", ["finger": Finger.default.name])),
                   OptionSpec(name: "--device", value: "D", help: L("reader to use: driver, device id or driver/id (see 'biounlock sensors')")),
-                  OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"), kind: .seconds(1...600))],
+                  OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"), kind: .seconds(1...600)),
+                  OptionSpec(name: "--replace", value: nil, help: L("enrol a finger that is already enrolled again, replacing its print"))],
         abstract: L("Enrol a finger for USER."),
-        discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it. With sensor fprintd, fprintd takes and keeps the print (as GNOME Settings and fprintd-enroll do)."),
-        writes: true, run: run)
+        discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. A finger that is already enrolled is enrolled again only with --replace (on a terminal, after asking). With sensor fprintd, fprintd takes and keeps the print (as GNOME Settings and fprintd-enroll do)."),
+        writes: true, aliases: ["enroll"], run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
@@ -28,6 +29,7 @@ enum EnrolCommand {
         }
         let previous = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(account.name) }?
             .templates.first { $0.finger == finger && $0.sensor == options.sensor }
+        if previous != nil { try requireReplacing(finger, user: account.name, context: context) }
 
         let sensors = Sensors(logger: StderrLogger(), helperDiagnostics: .stderr)
         let reader: OpenReader
@@ -56,7 +58,11 @@ enum EnrolCommand {
             // Replaces the same finger in one transaction.
             try storeCall(L("cannot store the template")) { () throws(StoreFailure) in try store.saveTemplate(template, user: account.name) }
         }
-        Output.line(L("Enrolled {finger} for {user}.", ["finger": finger.name, "user": account.name]))
+        if previous != nil {
+            Output.line(L("Enrolled {finger} for {user}, replacing the earlier print.", ["finger": finger.name, "user": account.name]))
+        } else {
+            Output.line(L("Enrolled {finger} for {user}.", ["finger": finger.name, "user": account.name]))
+        }
         // A reader that keeps prints of its own still holds the replaced one: remove it there too.
         if let previous, case .failed(let why) = reader.forget(previous) {
             Output.warning(L("the replaced print could not be deleted from the reader: {reason}", ["reason": "\(why)"]))
@@ -80,6 +86,10 @@ enum EnrolCommand {
     /// Settings, KDE and `fprintd-enroll` see it; the store only notes that the enrolled set
     /// changed (require_passcode=enrolment).
     static func enrolInFprintd(_ context: Context, options: Options, store: Store, user: String, finger: Finger, seconds: Int) throws -> Int32 {
+        // fprintd replaces a finger it holds without a word: asked here first, as for the store's prints.
+        let held = (try? Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).fprintdFingers(options, user: user).get())?
+            .flatMap(\.templates).contains { $0.finger == finger } ?? false
+        if held { try requireReplacing(finger, user: user, context: context) }
         let reader: FprintdSensor
         switch Sensors(logger: StderrLogger(), helperDiagnostics: .stderr).openFprintd(options, user: user) {
         case .success(let r): reader = r
@@ -107,11 +117,26 @@ enum EnrolCommand {
         try storeCall(L("cannot record the enrolment")) { () throws(StoreFailure) in
             try store.noteEnrolmentChange(user: user, at: context.now(), fprintdPrints: prints)
         }
-        Output.line(L("Enrolled {finger} for {user} in fprintd (GNOME Settings, KDE and fprintd-list see it too).", ["finger": finger.name, "user": user]))
+        if held {
+            Output.line(L("Enrolled {finger} for {user} in fprintd, replacing the earlier print (GNOME Settings, KDE and fprintd-list see it too).", ["finger": finger.name, "user": user]))
+        } else {
+            Output.line(L("Enrolled {finger} for {user} in fprintd (GNOME Settings, KDE and fprintd-list see it too).", ["finger": finger.name, "user": user]))
+        }
         let record = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.loadUser(user) }
         if record?.enabled != true {
             Output.line(L("Turn biometric unlock on with: {command}", ["command": context.suggest("enable \(user)")]))
         }
         return 0
+    }
+
+    /// Re-enrolling a finger replaces its print, which the user may still be using: only with
+    /// --replace, or a yes on the terminal; otherwise refused before the reader is opened.
+    static func requireReplacing(_ finger: Finger, user: String, context: Context) throws(CommandFailure) {
+        if context.invocation.has("--replace") { return }
+        let v: KeyValuePairs = ["finger": finger.name, "user": user]
+        if Question.confirm(L("{finger} is already enrolled for {user}. Enrol it again, replacing its print?", v)) { return }
+        throw CommandFailure(L("{finger} is already enrolled for {user}; nothing was changed. To enrol it again, replacing its print: {command}",
+                               ["finger": finger.name, "user": user,
+                                "command": context.suggest("enrol \(user) --finger \(finger.name) --replace")]))
     }
 }

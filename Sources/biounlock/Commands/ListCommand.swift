@@ -9,13 +9,12 @@ enum ListCommand {
         path: ["list"], positionals: [], options: [],
         abstract: L("List users with biometric unlock settings, one line each."),
         discussion: L("With --json the output is the same document as 'status --json'."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
         var records: [UserRecord] = []
-        if context.storeExists {
-            let store = try context.openStore()
+        if let store = try context.storeToRead() {
             records = try storeCall(L("cannot read the store")) { () throws(StoreFailure) -> [UserRecord] in
                 try store.allUsers()
             }

@@ -13,7 +13,7 @@ enum LogCommand {
                   OptionSpec(name: "--limit", value: "N", help: L("at most N events (default 50)"), kind: .count(1...1_000_000))],
         abstract: L("Show the audit log, newest first."),
         discussion: L("One event per authentication: time, user, service, tty, remote host, method, outcome, reason. Never a secret."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
@@ -26,8 +26,7 @@ enum LogCommand {
         }
         let limit = invocation.integer("--limit") ?? 50
         var events: [AuditEvent] = []
-        if context.storeExists {
-            let store = try context.openStore()
+        if let store = try context.storeToRead() {
             events = try storeCall(L("cannot read the log")) { () throws(StoreFailure) in
                 try store.recentEvents(user: invocation.value("--user"), service: invocation.value("--service"), since: since, limit: limit)
             }

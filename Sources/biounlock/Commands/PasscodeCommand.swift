@@ -47,30 +47,57 @@ enum PasscodeCommand {
                 terminal?.show(L("Type the pattern as the digits of its points:") + "\n"
                                + Pattern.draw([1, 2, 3, 4, 5, 6, 7, 8, 9]).split(separator: "\n").dropLast().joined(separator: "\n") + "\n")
             }
-            typed = try SecretInput.prompt(newPrompt(kind, user: account.name))
-            if let problem = kind.problem(with: typed) { throw notSet(problem) }
-            var drawn = 0
-            if kind == .pattern, case .success(let path) = typed.withBytes({ Pattern.canonical(Array($0)) }) {
-                drawn = terminal?.show(Pattern.draw(path) + "\n") ?? 0
+            // As passwd does: a passcode that breaks a rule, or a repeat that differs, is asked for
+            // again, at most `attempts` times in all; then the command fails and nothing is stored.
+            var accepted: Secret?
+            var failure = CommandFailure("")
+            for attempt in 1...attempts {
+                let first = try SecretInput.prompt(newPrompt(kind, user: account.name))
+                if let problem = kind.problem(with: first) {
+                    failure = notSet(problem)
+                    if attempt < attempts { Output.error(L("{problem}; try again.", ["problem": problem])) }
+                    continue
+                }
+                var drawn = 0
+                if kind == .pattern, case .success(let path) = first.withBytes({ Pattern.canonical(Array($0)) }) {
+                    drawn = terminal?.show(Pattern.draw(path) + "\n") ?? 0
+                }
+                let again: Secret
+                do {
+                    defer { if drawn > 0 { terminal?.erase(lines: drawn + 1) } } // the drawing and the repeat prompt
+                    again = try SecretInput.prompt(repeatPrompt(kind))
+                }
+                guard let a = kind.normalized(first), let b = kind.normalized(again), a.constantTimeEquals(b) else {
+                    failure = CommandFailure(L("passcode not set: the two entries differ"))
+                    if attempt < attempts { Output.error(L("The two entries differ; try again.")) }
+                    continue
+                }
+                accepted = first
+                break
             }
-            let again: Secret
-            do {
-                defer { if drawn > 0 { terminal?.erase(lines: drawn + 1) } } // the drawing and the repeat prompt
-                again = try SecretInput.prompt(repeatPrompt(kind))
-            }
-            guard let a = kind.normalized(typed), let b = kind.normalized(again), a.constantTimeEquals(b) else {
-                throw CommandFailure(L("passcode not set: the two entries differ"))
-            }
+            guard let accepted else { throw failure }
+            typed = accepted
         }
         if let problem = kind.problem(with: typed) { throw notSet(problem) }
-        guard let secret = kind.normalized(typed) else { throw CommandFailure(L("passcode not set: not a valid {kind}", ["kind": kind.rawValue])) }
+        guard let secret = kind.normalized(typed) else {
+            switch kind {
+            case .pin: throw CommandFailure(L("passcode not set: not a valid PIN"))
+            case .password: throw CommandFailure(L("passcode not set: not a valid text passcode"))
+            case .pattern: throw CommandFailure(L("passcode not set: not a valid pattern"))
+            }
+        }
         let hash: String
         do { hash = try Passcode.hash(secret) } catch { throw CommandFailure(L("cannot hash the passcode: {error}", ["error": "\(error)"])) }
         let store = try opened ?? context.openStore()
         try storeCall(L("cannot store the passcode")) { () throws(StoreFailure) in
             try store.setPasscode(StoredPasscode(hash: hash, kind: kind), user: account.name, at: context.now())
         }
-        Output.line(L("Passcode ({kind}) set for {user}.", ["kind": kind.rawValue, "user": account.name]))
+        switch kind {
+        case .pin: Output.line(L("PIN set for {user}.", ["user": account.name]))
+        // TRANSLATORS: a passcode of --kind password: letters, digits and signs (biounlock's own, not the Unix password).
+        case .password: Output.line(L("Text passcode set for {user}.", ["user": account.name]))
+        case .pattern: Output.line(L("Pattern set for {user}.", ["user": account.name]))
+        }
         return 0
     }
 
@@ -82,6 +109,9 @@ enum PasscodeCommand {
         Output.line(L("Passcode cleared for {user}.", ["user": name]))
         return 0
     }
+
+    /// How many times a terminal is asked for a new passcode before `passcode set` gives up.
+    static let attempts = 3
 
     static func newPrompt(_ kind: PasscodeKind, user: String) -> String {
         switch kind {

@@ -8,7 +8,7 @@ enum SensorsCommand {
         path: ["sensors"], positionals: [], options: [],
         abstract: L("List fingerprint readers."),
         discussion: L("For sensor libfprint, asks the helper (fprint_helper) to enumerate the readers without opening them."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)

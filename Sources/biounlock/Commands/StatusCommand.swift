@@ -9,7 +9,7 @@ enum StatusCommand {
         path: ["status"], positionals: [("USER", true)], options: [],
         abstract: L("Show biometric unlock settings, fingers, passcode kind and counters."),
         discussion: L("With --json the output has the shape documented in the README."),
-        writes: false, run: run)
+        writes: false, reportsJSON: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
@@ -17,22 +17,26 @@ enum StatusCommand {
         var records: [UserRecord] = []
         /// Names shown without a row in the store (nothing stored, so nothing of another account's).
         var placeholders = Set<String>()
-        if context.storeExists {
-            let store = try context.openStore()
+        /// A name without a row: shown as "off" when it is an account (that is the truth: nothing
+        /// is set up), refused when it is not one (no full record for a name nobody has).
+        func placeholder(_ name: String) throws(CommandFailure) {
+            _ = try context.account(name)
+            records.append(UserRecord(name: name))
+            placeholders.insert(name)
+        }
+        if let store = try context.storeToRead() {
             if let name {
                 if let r = try storeCall(L("cannot read the store"), { () throws(StoreFailure) in try store.loadUser(name) }) {
                     records.append(r)
                 } else {
-                    records.append(UserRecord(name: name))
-                    placeholders.insert(name)
+                    try placeholder(name)
                 }
             } else {
                 // One snapshot of every user (Store.allUsers).
                 records = try storeCall(L("cannot read the store")) { () throws(StoreFailure) in try store.allUsers() }
             }
         } else if let name {
-            records.append(UserRecord(name: name))
-            placeholders.insert(name)
+            try placeholder(name)
         }
         let now = StatusReport.Now(options: context.options, time: context.now(), bootID: SessionProbe.bootID(),
                                    globals: invocation.globals.typed) { record in

@@ -13,7 +13,7 @@ enum UnenrolCommand {
                   OptionSpec(name: "--device", value: "D", help: L("reader holding on-reader prints: driver, device id or driver/id"))],
         abstract: L("Remove an enrolled finger (or all) for USER."),
         discussion: L("Readers that store prints themselves (match-on-chip) also have them deleted; when that reader is absent the print is still removed from the store, which is what grants access. With sensor fprintd the prints are deleted from fprintd."),
-        writes: true, run: run)
+        writes: true, aliases: ["unenroll"], run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)

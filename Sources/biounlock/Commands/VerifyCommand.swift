@@ -1,5 +1,6 @@
 import BiounlockSystem
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSensors
 import BiounlockStore
 
@@ -26,10 +27,12 @@ enum VerifyCommand {
             sessionFacts: { SessionProbe.facts(rhost: "", tty: "", environment: { Environment.value($0).map { String(decoding: $0, as: UTF8.self) } }, options: options) },
             terminal: { ControllingTerminal.forConversation(pamTTY: "") })
         let decision = chain.run(AuthRequest(user: name, service: service, tty: ttyName()))
-        // TRANSLATORS: {outcome}, {method} and {reason} are the audit log's codes (success,
-        // fingerprint, finger-matched...): keep them as they are.
-        Output.line(L("Result: {outcome} (method {method}, decided by: {reason})",
-                      ["outcome": decision.outcome.label, "method": decision.method.rawValue, "reason": decision.reason.rawValue]))
+        // TRANSLATORS: {result} says what happened ("unlocked by a finger", "handed to the
+        // password", translated); {method}, {outcome} and {reason} are the audit log's codes
+        // (fingerprint, success, finger-matched...): keep them as they are.
+        Output.line(L("Result: {result} (method {method}, outcome {outcome}, decided by: {reason})",
+                      ["result": StatusReport.describe(outcome: decision.outcome.label, method: decision.method, reason: decision.reason.rawValue),
+                       "outcome": decision.outcome.label, "method": decision.method.rawValue, "reason": decision.reason.rawValue]))
         Output.line(L("The module would return {code}.", ["code": PamReturn(decision.outcome).name]))
         if case .success = decision.outcome { return 0 }
         return 1

@@ -66,6 +66,14 @@ check "install: /etc/security/biounlock.conf is a conffile, root, 0644" \
     eval '[ "$(stat -c "%U %a" /etc/security/biounlock.conf)" = "root 644" ] && dpkg-query -W -f="\${Conffiles}" biounlock | grep -q /etc/security/biounlock.conf'
 check "install: man pages biounlock(8), pam_biounlock(8), biounlock.conf(5) and the pam-auth-update profile" \
     test -f /usr/share/man/man8/biounlock.8.gz -a -f /usr/share/man/man8/pam_biounlock.8.gz -a -f /usr/share/man/man5/biounlock.conf.5.gz -a -f /usr/share/pam-configs/biounlock
+check "install: biounlock --version is the package's version ($(dpkg-query -W -f='${Version}' biounlock))" \
+    eval '[ "$(biounlock --version)" = "biounlock $(dpkg-query -W -f="\${Version}" biounlock)" ]'
+# The shell completions; bash-completion is not in this root, so the function is called as
+# bash-completion would (COMP_WORDS, COMP_CWORD).
+check "install: bash completion at /usr/share/bash-completion/completions/biounlock completes 'biounlock sta' to status" \
+    eval '[ "$(bash -c "source /usr/share/bash-completion/completions/biounlock; COMP_WORDS=(biounlock sta); COMP_CWORD=1; _biounlock; echo \${COMPREPLY[*]}")" = status ]'
+check "install: zsh completion at /usr/share/zsh/vendor-completions/_biounlock" \
+    eval '[ "$(stat -c "%U %a" /usr/share/zsh/vendor-completions/_biounlock)" = "root 644" ] && head -1 /usr/share/zsh/vendor-completions/_biounlock | grep -qx "#compdef biounlock"'
 check "install: the translations at /usr/share/locale/{zh_CN,zh_TW,ja,de,fr,es}/LC_MESSAGES/biounlock.mo" \
     eval 'for l in zh_CN zh_TW ja de fr es; do [ -s /usr/share/locale/$l/LC_MESSAGES/biounlock.mo ] || exit 1; done'
 check "install: the profile is off after installing (common-* byte for byte as before)" pam_same

@@ -89,4 +89,49 @@ final class DoctorCommandTests: CLIFixture {
         XCTAssertTrue(try status().1.contains("writable by group or others"))
         chmod(helpers, 0o755)
     }
+
+    /// A config file the module would refuse is one problem, with its fix; every other check
+    /// still runs (with the defaults), in text and in JSON. It used to end doctor at once
+    /// ('config refused', exit 1, no check). With no service using the module yet, the advice
+    /// is the package's pam-auth-update profile before any hand edit.
+    func testAnUnsafeConfigIsOneProblemAndEveryOtherCheckRuns() throws {
+        chmod(dir, 0o755)
+        let module = cliBuildDirectory + "/pam_biounlock.so"
+        let pam = dir + "/pam.d"
+        try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: pam + "/login", contents: Data("@include common-auth\n".utf8))
+        let args = ["doctor", "--pam-dir", pam, "--module", module]
+        let safe = try json(try cli(args + ["--json"]))
+        let names = ((safe["checks"] as? [[String: Any]]) ?? []).compactMap { $0["check"] as? String }
+        XCTAssertTrue(Set(["module", "checker", "sqlite", "pam.d", "store", "config", "sensor", "reader"]).isSubset(of: Set(names)), "\(names)")
+        let pamCheck = ((safe["checks"] as? [[String: Any]]) ?? []).first { $0["check"] as? String == "pam.d" }
+        XCTAssertTrue((pamCheck?["fix"] as? String ?? "").hasPrefix("run pam-auth-update --enable biounlock (every service that includes common-auth); or, for one service only, add"), "\(String(describing: pamCheck))")
+
+        let config = dir + "/biounlock.conf"
+        chmod(config, 0o666)
+        let r = try cli(args + ["--json"])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertFalse(r.stderr.contains("config refused"), r.stderr)
+        let checks = try XCTUnwrap(try json(r)["checks"] as? [[String: Any]])
+        XCTAssertEqual(checks.compactMap { $0["check"] as? String }, names, "the same checks, in the same order")
+        let refused = checks.filter { $0["check"] as? String == "config" }
+        XCTAssertEqual(refused.count, 1)
+        XCTAssertEqual(refused.first?["status"] as? String, "problem")
+        XCTAssertEqual(refused.first?["detail"] as? String,
+                       "\(config) is writable by group or others (mode 0666); the module refuses it and everyone falls back to the password (the other checks use the defaults)")
+        XCTAssertEqual(refused.first?["fix"] as? String, "chown root:root \(config); chmod go-w \(config)")
+        XCTAssertEqual(checks.filter { $0["status"] as? String == "problem" }.count, 1, "\(checks)")
+
+        let text = try cli(args)
+        XCTAssertEqual(text.status, 1)
+        XCTAssertTrue(text.stdout.contains("PROBLEM  config: \(config) is writable by group or others (mode 0666)"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("fix: chown root:root \(config); chmod go-w \(config)"), text.stdout)
+        for name in ["module", "checker", "sqlite", "pam.d", "store", "sensor", "reader"] {
+            XCTAssertTrue(text.stdout.contains(" \(name): "), "\(name) in:\n\(text.stdout)")
+        }
+        // Other commands still refuse to run on settings they cannot trust.
+        let status = try cli(["status"])
+        XCTAssertEqual(status.status, 1)
+        XCTAssertTrue(status.stderr.contains("config refused"), status.stderr)
+    }
 }

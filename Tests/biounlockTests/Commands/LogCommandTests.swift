@@ -8,7 +8,7 @@ import BiounlockStore
 final class LogCommandTests: CLIFixture {
     func testLogFiltersAndRetention() throws {
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
-        XCTAssertEqual(try cli(["disable", "bin"]).status, 0)
+        XCTAssertEqual(try cli(["passcode", "set", "bin", "--stdin"], stdin: "1357\n").status, 0)
         let store = try Store.open(path: db, mode: .authenticate)
         let now = Int64(Date().timeIntervalSince1970)
         for (i, (u, s)) in [("daemon", "sudo"), ("bin", "login"), ("daemon", "login")].enumerated() {
@@ -27,7 +27,7 @@ final class LogCommandTests: CLIFixture {
         XCTAssertEqual(try json(try cli(["log", "--json", "--since", "2026-01-01", "--limit", "1"]))["events"].map { ($0 as? [Any])?.count }, 1)
         XCTAssertEqual(try cli(["log", "--since", "yesterday"]).status, 64)
         let text = try cli(["log", "--user", "bin"])
-        XCTAssertTrue(text.stdout.contains("bin  login on pts/1  success (fingerprint, finger-matched)"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("bin  login on pts/1  unlocked by a finger (fingerprint, success, finger-matched)"), text.stdout)
 
         // Retention: prune events past log_retention / log_max_events.
         store.retention = Store.Retention(maxAgeSeconds: 30 * 86400, maxEvents: 2)

@@ -29,7 +29,7 @@ final class PasscodeCommandTests: CLIFixture {
     func testPatternPasscodeFromStdinIsStoredCanonicallyAndNeverPrinted() throws {
         let r = try cli(["passcode", "set", user, "--kind", "pattern", "--stdin"], stdin: "1369\n")
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertEqual(r.stdout, "Passcode (pattern) set for daemon.\n")
+        XCTAssertEqual(r.stdout, "Pattern set for daemon.\n")
         XCTAssertFalse(r.stderr.contains("1369") || r.stderr.contains("path") || r.stderr.contains("│"), r.stderr)
         let stored = try XCTUnwrap(Store.open(path: db, mode: .authenticate).loadUser(user)?.passcode)
         XCTAssertEqual(stored.kind, .pattern)

@@ -14,11 +14,11 @@ final class VerifyCommandTests: CLIFixture {
         let ok = try cli(["verify", user], stdin: "2468\n")
         XCTAssertEqual(ok.status, 0, ok.stdout + ok.stderr)
         XCTAssertTrue(ok.stdout.contains("Touch the fingerprint reader to authenticate for sudo"), ok.stdout)
-        XCTAssertTrue(ok.stdout.contains("Result: success (method passcode, decided by: passcode-accepted)"), ok.stdout)
+        XCTAssertTrue(ok.stdout.contains("Result: unlocked by the passcode (method passcode, outcome success, decided by: passcode-accepted)"), ok.stdout)
         XCTAssertTrue(ok.stdout.contains("The module would return PAM_SUCCESS."), ok.stdout)
         let wrong = try cli(["verify", user], stdin: "1111\n")
         XCTAssertEqual(wrong.status, 1)
-        XCTAssertTrue(wrong.stdout.contains("decided by: wrong-passcode"), wrong.stdout)
+        XCTAssertTrue(wrong.stdout.contains("Result: wrong passcode; handed to the password (method passcode, outcome unavailable, decided by: wrong-passcode)"), wrong.stdout)
         let off = try cli(["verify", "bin"])
         XCTAssertTrue(off.stdout.contains("PAM_IGNORE"), off.stdout)
         let events = try json(try cli(["log", "--json", "--service", "sudo"]))["events"] as? [[String: Any]]

@@ -60,4 +60,124 @@ final class ParserTests: CLIFixture {
         XCTAssertFalse(FileManager.default.fileExists(atPath: db))
         XCTAssertEqual(try cli(["log", "--service", "polkit-1", "--limit", "3"]).status, 0)
     }
+
+    /// `biounlock --version` and `biounlock version` say what ./VERSION says (embedded at build
+    /// time by Plugins/EmbedVersion), as text and as JSON.
+    func testVersionIsTheFilesVersion() throws {
+        let root = URL(fileURLWithPath: cliBuildDirectory).deletingLastPathComponent()
+        let version = try String(contentsOf: root.appendingPathComponent("VERSION"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertFalse(version.isEmpty)
+        for args in [["--version"], ["version"]] {
+            let r = try runProcess(cliPath, args)
+            XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "biounlock \(version)\n", "\(args)")
+        }
+        let j = try runProcess(cliPath, ["version", "--json"])
+        XCTAssertEqual(try json(j)["version"] as? String, version)
+        // After a command, --version is that command's (unknown) option.
+        let misplaced = try runProcess(cliPath, ["status", "--version"])
+        XCTAssertEqual(misplaced.status, 64)
+        XCTAssertTrue(misplaced.stderr.contains("unknown option '--version' for 'status'"), misplaced.stderr)
+    }
+
+    /// fprintd's spellings (`enroll`, `unenroll`) are the same commands, help included.
+    func testFprintdSpellingsAreAccepted() throws {
+        let help = try runProcess(cliPath, ["enroll", "--help"])
+        XCTAssertEqual(help.status, 0, help.stderr)
+        XCTAssertTrue(help.stdout.hasPrefix("USAGE: biounlock enrol USER"), help.stdout)
+        XCTAssertTrue(help.stdout.contains("Also: biounlock enroll"), help.stdout)
+        XCTAssertEqual(try runProcess(cliPath, ["help", "unenroll"]).stdout, try runProcess(cliPath, ["unenrol", "--help"]).stdout)
+        // And they run: an enrolment nobody touches ends in the enrol command's own failure.
+        let r = try cli(["enroll", user, "--timeout", "1"])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("enrolment failed"), r.stderr)
+        let u = try cli(["unenroll", user, "--all"])
+        XCTAssertEqual(u.status, 1, u.stderr)
+        XCTAssertTrue(u.stderr.contains("no finger is enrolled for daemon"), u.stderr)
+    }
+
+    /// A mistyped command or option gets the one it most likely meant; nothing close, nothing said.
+    func testDidYouMean() throws {
+        let cases: [([String], String)] = [
+            (["stauts"], "unknown command 'stauts'; did you mean 'status'?"),
+            (["enrl", user], "unknown command 'enrl'; did you mean 'enrol'?"),
+            (["doctr"], "unknown command 'doctr'; did you mean 'doctor'?"),
+            (["sim", "scn", "x"], "unknown command 'sim scn'; did you mean 'sim scan'?"),
+            (["passcode", "st", user], "unknown command 'passcode st'; did you mean 'passcode set'?"),
+            (["stat"], "unknown command 'stat'; did you mean 'status'?"),
+            (["enrol", user, "--fingr", "x"], "unknown option '--fingr' for 'enrol'; did you mean '--finger'?"),
+            (["--jsno", "status"], "unknown option '--jsno'; did you mean '--json'?"),
+        ]
+        for (args, message) in cases {
+            let r = try runProcess(cliPath, args)
+            XCTAssertEqual(r.status, 64, "\(args): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(message), "\(args): \(r.stderr)")
+        }
+        for args in [["xyzzy"], ["enrol", user, "--toe", "x"]] {
+            let r = try runProcess(cliPath, args)
+            XCTAssertEqual(r.status, 64)
+            XCTAssertFalse(r.stderr.contains("did you mean"), "\(args): \(r.stderr)")
+        }
+    }
+
+    /// --json is taken by every command that reports and refused (exit 64, nothing done) by
+    /// every other one: never silently ignored. The commands come from `biounlock --help`.
+    func testJSONIsTakenOrRefusedByEveryCommand() throws {
+        let reporting: Set<String> = ["status", "list", "log", "doctor", "sensors", "version"]
+        let help = try runProcess(cliPath, ["--help"]).stdout
+        let usages = help.components(separatedBy: "\n").drop { $0 != "COMMANDS:" }.dropFirst().prefix { !$0.isEmpty }
+            .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
+        XCTAssertGreaterThan(usages.count, 15, help)
+        var seen = Set<String>()
+        for usage in usages {
+            // The command words and its required arguments ("sim scan ID", "enable USER").
+            let words = (usage.dropFirst(2).components(separatedBy: "  ").first ?? "").split(separator: " ").map(String.init)
+                .prefix { !$0.hasPrefix("[") && !$0.hasPrefix("(") }
+            let command = words.filter { $0 == $0.lowercased() }.joined(separator: " ")
+            let args = words.map { $0 == "USER" ? user : ($0 == $0.lowercased() ? $0 : "1") }
+            seen.insert(command)
+            let r = try cli(args + ["--json"] + (command == "doctor" ? ["--pam-dir", dir] : []), stdin: "")
+            if reporting.contains(command) {
+                XCTAssertNotEqual(r.status, 64, "\(command) --json: \(r.stderr)")
+                if r.status == 0 { XCTAssertNoThrow(try json(r), "\(command) --json") }
+            } else {
+                XCTAssertEqual(r.status, 64, "\(command) --json: \(r.stdout)\(r.stderr)")
+                XCTAssertTrue(r.stderr.contains("'\(command)' has no --json output"), r.stderr)
+            }
+        }
+        XCTAssertTrue(reporting.isSubset(of: seen), "\(seen)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: db), "nothing was created")
+    }
+
+    /// A global option's value is checked by the option table the module uses: a value it
+    /// refuses is a usage error, not a warning followed by the default (exit 0).
+    func testGlobalOptionValuesAreChecked() throws {
+        let cases: [([String], String)] = [
+            (["--sensor", "bogus", "status"], "--sensor does not take 'bogus'; use auto, libfprint, fprintd, simulated"),
+            (["status", "--policy=finger"], "--policy does not take 'finger'; use biometrics-or-passcode, biometrics"),
+            (["--db", "relative.db", "status"], "--db does not take 'relative.db'; use an absolute path"),
+            (["--sensor", "bogus", "passcode", "set", user, "--stdin"], "--sensor does not take 'bogus'"),
+        ]
+        for (args, message) in cases {
+            let r = try runProcess(cliPath, args + ["--config", dir + "/biounlock.conf"], stdin: "2468\n")
+            XCTAssertEqual(r.status, 64, "\(args): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(message), "\(args): \(r.stderr)")
+            XCTAssertFalse(r.stderr.contains("warning"), r.stderr)
+        }
+    }
+
+    /// The global options are listed once: in `biounlock --help`, not in each command's help.
+    func testGlobalOptionsAreShownOnce() throws {
+        let top = try runProcess(cliPath, ["--help"]).stdout
+        for flag in ["--db PATH", "--config PATH", "--sensor KIND", "--sim-socket PATH", "--policy POLICY", "--json", "--version", "-h, --help"] {
+            XCTAssertEqual(top.components(separatedBy: "\n  \(flag)").count, 2, "\(flag) once in:\n\(top)")
+        }
+        let enrol = try runProcess(cliPath, ["enrol", "--help"]).stdout
+        XCTAssertFalse(enrol.contains("\n  --db"), enrol)
+        XCTAssertFalse(enrol.contains("--json"), "enrol has no JSON output:\n\(enrol)")
+        XCTAssertTrue(enrol.contains("Global options (--db, --config, ...): see 'biounlock --help'."), enrol)
+        let status = try runProcess(cliPath, ["status", "--help"]).stdout
+        XCTAssertEqual(status.components(separatedBy: "\n  --json").count, 2, status)
+        XCTAssertFalse(status.contains("--db PATH"), status)
+    }
 }
