@@ -121,6 +121,9 @@ let package = Package(
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"], swiftSettings: moduleSwiftSettings),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift over the system layer.
         .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"], swiftSettings: moduleSwiftSettings),
+        // A D-Bus client (message format, SASL EXTERNAL, one connection read in order): pure Swift
+        // over the system layer, for biounlock-fprintd only -- never linked into the module.
+        .target(name: "BiounlockDBus", dependencies: ["BiounlockSystem"]),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"], swiftSettings: moduleSwiftSettings),
         // The protocol between the module running as the user and biounlock-check (the helper
         // protocol's framing, its own messages): pure Swift.
@@ -193,6 +196,7 @@ let package = Package(
         .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockDBusTests", dependencies: ["BiounlockDBus", "BiounlockSystem"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockCheckTests",
                     dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],
                     swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
