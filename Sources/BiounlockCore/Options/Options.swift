@@ -454,9 +454,9 @@ func isAbsolutePath(_ value: String) -> Bool {
 public let maximumSocketPathLength = 107
 
 /// A D-Bus address of the one kind biounlock accepts: `unix:path=` and an absolute socket path,
-/// nothing after it. Security choice: GDBus runs programs for `autolaunch:` and `unixexec:`
-/// addresses and would connect anywhere for `tcp:`; a Unix socket whose directory the helper
-/// checks is the only transport fprintd's system bus needs.
+/// nothing after it. Security choice: D-Bus libraries run programs for `autolaunch:` and
+/// `unixexec:` addresses and connect anywhere for `tcp:`; a Unix socket whose directory the module
+/// checks is the only transport fprintd's system bus needs (and all biounlock-fprintd speaks).
 func isUnixBusAddress(_ value: String) -> Bool {
     let prefix = "unix:path="
     guard value.hasPrefix(prefix) else { return false }
