@@ -139,7 +139,8 @@ public enum FprintRequest: Equatable, Sendable {
     /// claimed. `bus` is the D-Bus address (`unix:path=...`), never taken from the environment.
     case fprintdList(bus: String, user: String)
     /// fprintd: claims a device for `user` (see FprintdPurpose; `selector` names a device by its
-    /// object path or its last element). Answered by `fprintdClaimed`.
+    /// object path or its last element). Answered by `fprintdClaimed`; for a verification, the
+    /// device is verifying by then (`close` stops it when no `fprintdVerify` follows).
     case fprintdClaim(bus: String, user: String, selector: String, purpose: FprintdPurpose)
     /// fprintd: waits for one touch on the claimed device (VerifyStart "any" on first use, then
     /// the same verification goes on after a retry). `verified(.match(index:))` carries the

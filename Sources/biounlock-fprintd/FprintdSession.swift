@@ -133,6 +133,8 @@ final class FprintdSession {
     private var enrolling = false
     /// The Release sent right after a match (its reply is waited for in `finish`).
     private var releasing: UInt32?
+    /// A VerifyStart whose reply has not been read yet.
+    private var verifyStart: UInt32?
     /// fprintd quit, the bus closed, or fprintd's signals cannot be watched.
     private var vanished = false
 
@@ -415,15 +417,25 @@ final class FprintdSession {
     /// are, with its stages, after the Claim (fprintd knows the stages only then).
     func claim(bus: String, user: String, selector: String, purpose: FprintdPurpose) {
         guard claimed == nil else { return send(.failure(FprintFailure(.badRequest, "a device is already claimed"))) }
+        if purpose == .verify {
+            let paths: [String]
+            switch start(bus, deadline: Deadline.after(milliseconds: FprintdSession.callMilliseconds)) {
+            case .success(let p): paths = p
+            case .failure(let f): return send(.failure(f))
+            }
+            // One device to verify on (the only one, or the one `selector` names): its fingers and
+            // its Claim are asked for together (see claimWhileListing).
+            let named = paths.filter { selector.isEmpty || $0 == selector || FprintdReader(path: $0, name: "", scanType: "", enrolStages: 0, fingers: []).shortName == selector }
+            if named.count == 1, paths.count == 1 || !selector.isEmpty { return claimWhileListing(path: named[0], user: user) }
+        }
         var reader: FprintdReader
         switch devices(bus: bus, user: user, properties: false).flatMap({ choose($0, selector: selector, purpose: purpose, user: user) }) {
         case .success(let r): reader = r
         case .failure(let f): return send(.failure(f))
         }
         let deadline = Deadline.after(milliseconds: FprintdSession.callMilliseconds)
-        let watch = FprintdSession.bus("AddMatch", [.string("type='signal',sender='\(owner)',interface='\(FprintdSession.deviceInterface)',path='\(reader.path)'")])
         let serials: [UInt32]
-        switch transmit([watch, FprintdSession.fprintd(reader.path, FprintdSession.deviceInterface, "Claim", [.string(user)])], deadline: deadline) {
+        switch transmit([watch(reader.path), FprintdSession.fprintd(reader.path, FprintdSession.deviceInterface, "Claim", [.string(user)])], deadline: deadline) {
         case .success(let s) where s.count == 2: serials = s
         case .success: return send(.failure(FprintFailure(.other, "cannot send to the bus")))
         case .failure(let f): return send(.failure(f))
@@ -439,6 +451,7 @@ final class FprintdSession {
             claimed = nil
             return send(.failure(f))
         }
+        if purpose == .verify { startEarly(reader) }
         if purpose == .enrol,
            case .success(let m) = call(FprintdSession.fprintd(reader.path, FprintdSession.propertiesInterface, "GetAll",
                                                               [.string(FprintdSession.deviceInterface)]),
@@ -451,6 +464,73 @@ final class FprintdSession {
             claimed = reader
         }
         send(.fprintdClaimed(reader))
+    }
+
+    /// The match rule for fprintd's signals on the device at `path`.
+    private func watch(_ path: String) -> DBusMessage {
+        FprintdSession.bus("AddMatch", [.string("type='signal',sender='\(owner)',interface='\(FprintdSession.deviceInterface)',path='\(path)'")])
+    }
+
+    /// Claims the one device a verification can use, asking for the user's fingers on it in the
+    /// same write: fprintd authorizes each call on a thread of its own (polkit, and the bus's
+    /// GetConnectionUnixUser), so the two run at once instead of one after the other -- the
+    /// largest part of the time before the reader is ready (bench/RESULTS.md). A user with no
+    /// finger there gets "nothing enrolled", as when the fingers are asked for first; the
+    /// device, if the Claim succeeded meanwhile, is released again before the answer.
+    private func claimWhileListing(path: String, user: String) {
+        let deadline = Deadline.after(milliseconds: FprintdSession.callMilliseconds)
+        let serials: [UInt32]
+        switch transmit([FprintdSession.fprintd(path, FprintdSession.deviceInterface, "ListEnrolledFingers", [.string(user)]),
+                         watch(path), FprintdSession.fprintd(path, FprintdSession.deviceInterface, "Claim", [.string(user)])], deadline: deadline) {
+        case .success(let s) where s.count == 3: serials = s
+        case .success: return send(.failure(FprintFailure(.other, "cannot send to the bus")))
+        case .failure(let f): return send(.failure(f))
+        }
+        awaited.remove(serials[1])
+        watches.insert(serials[1])
+        var reader = FprintdReader(path: path, name: "", scanType: "press", enrolStages: 0, fingers: [])
+        claimed = reader
+        let listed = reply(to: serials[0], from: owner, context: "fprintd ListEnrolledFingers", deadline: deadline)
+        let claim = reply(to: serials[2], from: owner, context: "fprintd Claim", deadline: deadline)
+        var fingers: [UInt8] = []
+        switch listed {
+        case .success(let m): fingers = (m.body.first?.strings(limit: 16) ?? []).compactMap(fprintdFingerNumber)
+        case .failure(let f) where f.kind == .noUsablePrint: break
+        case .failure(let f):
+            if case .success = claim { release() }
+            claimed = nil
+            return send(.failure(f))
+        }
+        var unique: [UInt8] = []
+        for f in fingers where !unique.contains(f) { unique.append(f) }
+        guard !unique.isEmpty else {
+            if case .success = claim { release() }
+            claimed = nil
+            return send(.failure(FprintFailure(.noUsablePrint, "\(user) has no fingerprint enrolled in fprintd on \(path)")))
+        }
+        if case .failure(let f) = claim {
+            claimed = nil
+            return send(.failure(f))
+        }
+        reader.fingers = Array(unique.prefix(FprintProtocol.maximumPrints))
+        claimed = reader
+        startEarly(reader)
+        send(.fprintdClaimed(reader))
+    }
+
+    /// A device claimed for a verification starts verifying before the spawner is told: it puts
+    /// up the touch request meanwhile, and the reader is ready when the request is shown, as
+    /// with pam_fprintd, not one round trip to the spawner and one to fprintd later. A spawner
+    /// that then asks for no touch (a passcode required first) closes, which stops it. If the
+    /// VerifyStart cannot be sent, the first verify request sends it.
+    private func startEarly(_ reader: FprintdReader) {
+        _ = startVerify(reader, deadline: Deadline.after(milliseconds: FprintdSession.callMilliseconds))
+    }
+
+    private func release() {
+        guard let claimed, !vanished else { return }
+        _ = call(FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "Release"), context: "fprintd Release",
+                 milliseconds: FprintdSession.stopMilliseconds)
     }
 
     // MARK: waiting
@@ -501,18 +581,14 @@ final class FprintdSession {
         if verification != .running {
             // A finished verification is stopped before the next one starts.
             if verification == .finished { stopVerify() }
-            drain()
-            selectedFinger = 0
-            let serial: UInt32
-            switch transmit([FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "VerifyStart", [.string("any")])], deadline: deadline) {
-            case .success(let s): serial = s[0]
-            case .failure(let f): return send(.failure(f))
-            }
-            verification = .running
+            if case .failure(let f) = startVerify(claimed, deadline: deadline) { return send(.failure(f)) }
+        }
+        if let serial = verifyStart {
             // Statuses may come before the reply (fprintd sends them as soon as the reader has a
             // touch); they stay in order in `pending` and count only if VerifyStart succeeded.
             let started = wait(until: deadline) { replies[serial]?.contains { $0.sender == owner } == true }
             if endVerify(after: started) { return }
+            verifyStart = nil
             if case .failure(let f) = reply(to: serial, from: owner, context: "fprintd VerifyStart", deadline: deadline) {
                 verification = .none
                 pending = []
@@ -542,21 +618,37 @@ final class FprintdSession {
         verification = .finished
         switch status.result {
         case "verify-match":
-            // Nothing follows a match but the close: the device's Release goes out first (no
-            // VerifyStop: Release ends the finished verification itself), and runs in fprintd
-            // while the spawner records the success; `finish` waits for its reply.
+            // Nothing follows a match but the close: the spawner has the answer first (recording
+            // the success is the longer part), then the device's Release goes out (no VerifyStop:
+            // Release ends the finished verification itself) and runs in fprintd meanwhile;
+            // `finish` waits for its reply.
+            send(.verified(.match(index: Int(selectedFinger))))
             if !vanished, case .success(let serials) = transmit([FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "Release")],
                                                                  deadline: Deadline.after(milliseconds: FprintdSession.stopMilliseconds)) {
                 releasing = serials.first
             }
             verification = .none
-            send(.verified(.match(index: Int(selectedFinger))))
         case "verify-no-match":
             send(.verified(.noMatch))
         case "verify-disconnected":
             send(.failure(FprintFailure(.device, domain: .device, code: DeviceCode.removed, "fprintd: the reader was disconnected")))
         default:
             send(.failure(FprintFailure(.device, domain: .device, code: DeviceCode.general, "fprintd reported \(String(status.result.prefix(64)))")))
+        }
+    }
+
+    /// Sends VerifyStart ("any") after dropping whatever fprintd sent before; its reply is
+    /// `verifyStart`'s, read by `verify` (or, if no verify follows, before the VerifyStop).
+    private func startVerify(_ claimed: FprintdReader, deadline: Deadline) -> Result<Void, FprintFailure> {
+        drain()
+        selectedFinger = 0
+        switch transmit([FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "VerifyStart", [.string("any")])], deadline: deadline) {
+        case .success(let s):
+            verifyStart = s.first
+            verification = .running
+            return .success(())
+        case .failure(let f):
+            return .failure(f)
         }
     }
 
@@ -591,8 +683,15 @@ final class FprintdSession {
     /// VerifyStop, for a verification running or finished; errors are ignored (fprintd may have
     /// ended it itself).
     private func stopVerify() {
-        guard verification != .none, let claimed, !vanished else { verification = .none; return }
+        guard verification != .none, let claimed, !vanished else { verification = .none; verifyStart = nil; return }
         verification = .none
+        if let serial = verifyStart {
+            // fprintd runs its calls' checks on threads: a VerifyStop sent before VerifyStart was
+            // answered could overtake it. (A failed VerifyStart needs no VerifyStop.)
+            verifyStart = nil
+            if case .failure = reply(to: serial, from: owner, context: "fprintd VerifyStart",
+                                     deadline: Deadline.after(milliseconds: FprintdSession.stopMilliseconds)) { return }
+        }
         _ = call(FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "VerifyStop"), context: "fprintd VerifyStop",
                  milliseconds: FprintdSession.stopMilliseconds)
     }

@@ -166,6 +166,28 @@ final class FprintdModuleTests: XCTestCase {
         }
     }
 
+    /// The helper claims the device while it asks for the user's fingers, and starts verifying
+    /// as soon as the Claim is answered (docs/DESIGN.md). When the answer is that the user has no
+    /// finger there, or the module then asks for no touch (the passcode first, after an enrolment
+    /// change), the device is released again before the transaction returns.
+    func testTheDeviceIsFreeAfterAClaimThatFindsNothingToVerify() throws {
+        let d = try fprintd()
+        let claimer = try d.startClaimer()
+        try fixture.store.setEnabled(true, user: ModuleFixture.otherUser, service: nil, at: 1)
+        try fixture.service("policy=biometrics timeout=30")
+        let nothing = try fixture.authenticate(ModuleFixture.otherUser)
+        XCTAssertEqual(nothing.code, "PAM_AUTHINFO_UNAVAIL", nothing.raw.stdout)
+        XCTAssertFalse(nothing.messages.contains { $0.contains("Touch") }, "no touch asked for: \(nothing.messages)")
+        XCTAssertNil(claimer.claimAndRelease(), "released after 'nothing enrolled'")
+
+        try fixture.service("require_passcode=enrolment timeout=30")
+        try fixture.store.noteFprintdPrints(user: ModuleFixture.enrolledUser, prints: "0:left-thumb")
+        let changed = try fixture.authenticate(answers: [ModuleFixture.pin])
+        XCTAssertEqual(changed.code, "PAM_SUCCESS", changed.raw.stdout)
+        XCTAssertEqual(try fixture.store.recentEvents(limit: 1).first?.reason, "passcode-accepted", "the passcode, not the finger")
+        XCTAssertNil(claimer.claimAndRelease(), "the verification started with the Claim was stopped and the device released")
+    }
+
     /// While fprintd verifies, the helper that talks to it maps no libfprint (nor GLib, libdbus
     /// or sd-bus): it is biounlock-fprintd, and its /proc/PID/maps shows what it loaded.
     func testTheHelperMapsNoLibfprintWhileVerifying() throws {

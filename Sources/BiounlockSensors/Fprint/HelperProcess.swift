@@ -168,13 +168,19 @@ public final class HelperProcess {
     func shutdown(graceMilliseconds: Int64) {
         guard !reaped else { return }
         let deadline = monotonicMilliseconds() &+ graceMilliseconds
+        var done = false
         if closeSent || (!peerClosed && startClosing()) {
-            // Read until the helper closes its end (it exits right after `closed`).
-            while !peerClosed {
-                if case .failure = receive(until: deadline) { break }
+            // Read until `closed` (the reader released; the helper exits right after it) or the
+            // end of its socket.
+            reading: while !peerClosed {
+                switch receive(until: deadline) {
+                case .success(.closed): done = true; break reading
+                case .success: continue
+                case .failure: break reading
+                }
             }
         }
-        if peerClosed {
+        if done || peerClosed {
             channel.close()
             if reap(until: deadline) { return }
         }
