@@ -73,4 +73,6 @@ while peerAlive {
 }
 session.finish()
 channel.close()
-ProcessState.exit(0)
+// The spawner waits for this end (its pidfd) to return to its caller: nothing is buffered, no
+// exit handler has work to do.
+ProcessState.exitNow(0)

@@ -168,21 +168,13 @@ public final class HelperProcess {
     func shutdown(graceMilliseconds: Int64) {
         guard !reaped else { return }
         let deadline = monotonicMilliseconds() &+ graceMilliseconds
-        var done = false
-        if closeSent || (!peerClosed && startClosing()) {
-            // Read until `closed` (the reader released; the helper exits right after it) or the
-            // end of its socket.
-            reading: while !peerClosed {
-                switch receive(until: deadline) {
-                case .success(.closed): done = true; break reading
-                case .success: continue
-                case .failure: break reading
-                }
+        if peerClosed || closeSent || startClosing() {
+            // The helper releases the reader, answers `closed` and exits: its end is what is
+            // waited for (its pidfd), one wake-up; what it sent before is not read.
+            if reap(until: deadline) {
+                channel.close()
+                return
             }
-        }
-        if done || peerClosed {
-            channel.close()
-            if reap(until: deadline) { return }
         }
         kill()
     }
