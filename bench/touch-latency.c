@@ -31,11 +31,10 @@
  *   ready      the later of the two -- when a touch is taken (the libfprint path: the prompt);
  *   before     the module's work before its helper (the first posix_spawn) or, for pam_fprintd,
  *              before its connection to the bus (the first connect to --bus);
- *   touch      from the touch taken by the device (its socket closed: the command was read) to
- *              pam_authenticate returning;
- *   match      from fprintd's VerifyStatus("verify-match") on the bus (bus-monitor's log) to
- *              pam_authenticate returning (the fprintd paths: the same start for both clients,
- *              and free of when the finger thread sees the socket close);
+ *   touch      from the touch (the SCAN command written to the device's socket) to
+ *              pam_authenticate returning: the device's, fprintd's and the client's work;
+ *   match      from fprintd's VerifyStatus("verify-match") seen on the bus (bus-monitor's log) to
+ *              pam_authenticate returning (the fprintd paths: the client's part alone);
  *   work       the transaction without the 100 ms the finger waits: pam_start to pam_authenticate's
  *              return, less (touch taken - prompt);
  *   total      pam_start to pam_authenticate's return.
@@ -135,11 +134,12 @@ static void *finger(void *arg) {
         struct sockaddr_un a = { .sun_family = AF_UNIX };
         strncpy(a.sun_path, sock_path, sizeof a.sun_path - 1);
         if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+            double before = now_us();
             if (write(fd, command, strlen(command)) == (ssize_t)strlen(command)) {
+                current.touched = before;
                 shutdown(fd, SHUT_WR);
                 char b[64];
                 while (read(fd, b, sizeof b) > 0) {}
-                current.touched = now_us();
             }
             close(fd);
             return NULL;
