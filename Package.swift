@@ -9,7 +9,9 @@
 //   core policy     BiounlockCore                     (options, policy chain, messages and their translations, secrets)
 //   store           BiounlockStore                    (SQLite: settings, templates, counters, audit)
 //   sensors         BiounlockSensors                  (simulated sensor; libfprint through the helper)
-//   helper          biounlock-fprint                  (the only program that loads libfprint-2 / GLib)
+//   D-Bus client    BiounlockDBus                     (the message format, SASL EXTERNAL, one connection: fprintd's helper only)
+//   helpers         biounlock-fprint                  (the only program that loads libfprint-2 / GLib: sensor=libfprint)
+//                   biounlock-fprintd                 (fprintd's client: sensor=fprintd; libc only)
 //   checker         BiounlockCheck -> biounlock-check (setuid root: the chain for callers without root)
 //   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
 //   admin           BiounlockAdmin                    (doctor's lint, status/sensors reports, enable checks, JSON: CLI only)
@@ -59,6 +61,22 @@ let moduleLinkerFlags: [String] = [
     "-Xlinker", "-l:libsqlite3.a",
 ]
 
+/// Linker settings of the helpers the module spawns in a transaction that waits for a finger
+/// (biounlock-fprintd, biounlock-fprint): what makes the module cheap to load makes them cheap to
+/// start -- the Swift runtime, the C++ runtime (`link/libstdc++.so` names libstdc++.a) and the
+/// unwinder linked in, packed relative relocations, every symbol bound at start with full RELRO
+/// -- and CHelperRuntime takes the program's arguments from glibc instead of the static
+/// runtime's /proc/self/maps reader (scripts/bench, bench/RESULTS.md: what the start costs).
+let helperLinkerFlags: [String] = [
+    "-static-stdlib",
+    "-use-ld=lld",
+    "-L", "\(packageDir)/Sources/PamBiounlock/link",
+    "-Xclang-linker", "-static-libgcc",
+    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    "-Xlinker", "-z", "-Xlinker", "now",
+    "-Xlinker", "-z", "-Xlinker", "relro",
+]
+
 /// SQLite as a shared library, for every product but the module (CSQLite names no library).
 let dynamicSQLite: LinkerSetting = .linkedLibrary("sqlite3")
 
@@ -87,6 +105,7 @@ let package = Package(
         .library(name: "pam_biounlock", type: .dynamic, targets: ["PamBiounlock"]),
         .executable(name: "biounlock", targets: ["biounlock"]),
         .executable(name: "biounlock-fprint", targets: ["biounlock-fprint"]),
+        .executable(name: "biounlock-fprintd", targets: ["biounlock-fprintd"]),
         .executable(name: "biounlock-check", targets: ["biounlock-check"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
     ],
@@ -121,6 +140,9 @@ let package = Package(
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"], swiftSettings: moduleSwiftSettings),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift over the system layer.
         .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"], swiftSettings: moduleSwiftSettings),
+        // A D-Bus client (message format, SASL EXTERNAL, one connection read in order): pure Swift
+        // over the system layer, for biounlock-fprintd only -- never linked into the module.
+        .target(name: "BiounlockDBus", dependencies: ["BiounlockSystem"]),
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"], swiftSettings: moduleSwiftSettings),
         // The protocol between the module running as the user and biounlock-check (the helper
         // protocol's framing, its own messages): pure Swift.
@@ -146,9 +168,22 @@ let package = Package(
         // libfprint and GLib never load into sudo or login. The only target that links CFPrint.
         .executableTarget(
             name: "biounlock-fprint",
-            dependencies: ["CFPrint", "BiounlockSystem", "BiounlockFprintProtocol"],
+            dependencies: ["CFPrint", "BiounlockSystem", "BiounlockFprintProtocol", "CHelperRuntime"],
             swiftSettings: [.swiftLanguageMode(.v5)],
-            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+            linkerSettings: [.unsafeFlags(helperLinkerFlags)]
+        ),
+
+        // What the helpers replace of the static Swift runtime (their arguments: see argv.c).
+        .target(name: "CHelperRuntime", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+
+        // fprintd's client (sensor=fprintd): a separate process, spawned with a clean environment,
+        // that speaks D-Bus itself (BiounlockDBus) and loads no library but libc and libm -- no
+        // libfprint, no GLib -- so that it starts in about the time a C program does.
+        .executableTarget(
+            name: "biounlock-fprintd",
+            dependencies: ["BiounlockSystem", "BiounlockFprintProtocol", "BiounlockDBus", "CHelperRuntime"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(helperLinkerFlags)]
         ),
 
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
@@ -196,6 +231,7 @@ let package = Package(
         .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockDBusTests", dependencies: ["BiounlockDBus", "BiounlockSystem"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockCheckTests",
                     dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],
                     swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),

@@ -1,5 +1,6 @@
-/// The protocol between biounlock (the PAM module or the CLI) and `biounlock-fprint`, the helper
-/// process that alone loads libfprint-2.
+/// The protocol between biounlock (the PAM module or the CLI) and its fingerprint helpers:
+/// `biounlock-fprint`, the process that alone loads libfprint-2, and `biounlock-fprintd`,
+/// fprintd's client.
 ///
 /// Transport: one AF_UNIX stream socket (a socketpair; fd 3 in the helper). Each message is one
 /// frame: a 4-byte big-endian length, then the payload `[version][tag][fields…]`. Integers are
@@ -13,7 +14,8 @@
 ///
 /// Two families of requests: `enumerate`/`open`/`enrol`/`verify`/`delete` drive libfprint
 /// directly (sensor=libfprint); the `fprintd*` requests talk to the fprintd daemon over D-Bus
-/// (sensor=fprintd), which keeps the prints itself. One helper serves one family.
+/// (sensor=fprintd), which keeps the prints itself. Each family has its own helper program, which
+/// answers the other family's requests with `badRequest`.
 public enum FprintProtocol {
     /// Bumped on any incompatible change; both sides refuse a peer with another version.
     public static let version: UInt8 = 1
@@ -137,11 +139,13 @@ public enum FprintRequest: Equatable, Sendable {
     /// claimed. `bus` is the D-Bus address (`unix:path=...`), never taken from the environment.
     case fprintdList(bus: String, user: String)
     /// fprintd: claims a device for `user` (see FprintdPurpose; `selector` names a device by its
-    /// object path or its last element). Answered by `fprintdClaimed`.
+    /// object path or its last element). Answered by `fprintdClaimed`; for a verification, the
+    /// device is verifying by then (`close` stops it when no `fprintdVerify` follows).
     case fprintdClaim(bus: String, user: String, selector: String, purpose: FprintdPurpose)
     /// fprintd: waits for one touch on the claimed device (VerifyStart "any" on first use, then
     /// the same verification goes on after a retry). `verified(.match(index:))` carries the
-    /// matched finger's number, 0 when fprintd did not say which.
+    /// matched finger's number, 0 when fprintd did not say which. A match ends the helper's use
+    /// of the device: it is being released already, and only `close` follows.
     case fprintdVerify(timeoutMilliseconds: UInt32)
     /// fprintd: enrols a finger (libfprint number) on the claimed device; answered by
     /// `enrolStage`/`enrolRetry` events and `fprintdEnrolled`.

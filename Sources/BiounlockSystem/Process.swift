@@ -120,24 +120,18 @@ public enum ChildProcess {
     }
 
     /// Waits for `pid` to end until `deadline`, then kills it (SIGKILL) and collects it: its
-    /// wait status, or nil when it had to be killed or could not be collected.
+    /// wait status, or nil when it had to be killed or could not be collected. The wait is on
+    /// the child's end itself (ChildWatch: a pidfd), never a pause.
     static func waitForExit(_ pid: Int32, until deadline: Deadline) -> Int32? {
-        var status: Int32 = 0
-        var pause: Int32 = 1
-        while true {
-            switch system(.waitpid, { waitpid(pid, &status, WNOHANG) }) {
-            case .success(let rc) where rc == pid: return status
-            case .success: break
-            case .failure: return nil
-            }
-            let left = deadline.remaining()
-            if left == 0 {
-                try? Signal.kill.send(to: pid)
-                _ = system(.waitpid, { waitpid(pid, &status, 0) })
-                return nil
-            }
-            Sleep.milliseconds(min(pause, left))
-            pause = min(pause * 2, 20)
+        let watch = ChildWatch(pid)
+        switch watch.collect(until: deadline) {
+        case .exited(let status): return status
+        case .gone: return nil
+        case .running:
+            try? Signal.kill.send(to: pid)
+            var status: Int32 = 0
+            _ = system(.waitpid, { waitpid(pid, &status, 0) })
+            return nil
         }
     }
 
@@ -156,6 +150,93 @@ public enum ChildProcess {
         switch system(.waitpid, { waitpid(pid, &status, WNOHANG) }) {
         case .success(let rc): return rc == pid ? .reaped : .running
         case .failure: return .gone
+        }
+    }
+}
+
+/// A child's end as an event, so that a wait for it is a wait on the end itself, bounded by a
+/// deadline -- never a pause and a look: pidfd_open(2) right after the child was started gives a
+/// descriptor that poll(2) reports readable once the child has ended; waitpid(WNOHANG) then
+/// collects it.
+///
+/// Security choices, for the host process (sudo, login):
+/// - the descriptor is made while the child cannot have been collected by anyone else (right
+///   after posix_spawn, before it is told anything) and then checked to be a child of this
+///   process (waitid P_PIDFD, WNOWAIT: nothing collected); should the host's SIGCHLD handler have
+///   collected it first and its pid been reused, the check fails and no descriptor is kept;
+/// - nothing is ever collected but `pid`, and only through waitpid(pid) (ECHILD: the host
+///   collected it, or ignores SIGCHLD -- taken as ended);
+/// - the descriptor is close-on-exec (pidfd_open always is) and closed with the watch.
+/// Without a descriptor (a kernel before 5.3, no descriptor left) the wait falls back to looking
+/// again after pauses of 0.1 ms, then 1 ms doubling up to 5 ms, each cut at the deadline.
+public final class ChildWatch {
+    public let pid: Int32
+    private var pidfd: Int32 = -1
+
+    /// What collecting the child found.
+    public enum Collected: Equatable, Sendable {
+        /// It ended and is collected now: its wait status.
+        case exited(Int32)
+        /// ECHILD: collected by someone else (the host's SIGCHLD handler), or SIGCHLD ignored.
+        case gone
+        /// Still running at the deadline.
+        case running
+    }
+
+    public init(_ pid: Int32) {
+        self.pid = pid
+        guard case .success(let fd) = system(.pidfdOpen, { biounlock_pidfd_open(pid) }) else { return }
+        if case .success = system(.waitid, as: "waitid(P_PIDFD)", { biounlock_pidfd_is_child(fd) }) {
+            pidfd = fd
+        } else {
+            FileDescriptor(rawValue: fd).close()
+        }
+    }
+
+    deinit { close() }
+
+    /// Whether the wait is on a pidfd (false: the fallback's pauses).
+    public var watchesEnd: Bool { pidfd >= 0 }
+
+    /// Closes the descriptor (the child collected, or abandoned to the host).
+    public func close() {
+        guard pidfd >= 0 else { return }
+        FileDescriptor(rawValue: pidfd).close()
+        pidfd = -1
+    }
+
+    /// Collects the child if it has ended, waiting for its end until `deadline` at most (a
+    /// deadline already passed: one look, no wait).
+    public func collect(until deadline: Deadline) -> Collected {
+        var pause: Int32 = 0
+        while true {
+            var status: Int32 = 0
+            switch system(.waitpid, { waitpid(pid, &status, WNOHANG) }) {
+            case .success(let rc) where rc == pid:
+                close()
+                return .exited(status)
+            case .success: break
+            case .failure:
+                close()
+                return .gone
+            }
+            let left = deadline.remaining()
+            if left == 0 { return .running }
+            if pidfd >= 0 {
+                // Readable once it has ended. A poll that fails (it should not) drops the
+                // descriptor for the fallback below.
+                do throws(Errno) {
+                    if try Poll.wait(FileDescriptor(rawValue: pidfd), for: .readable, until: deadline) == nil { return .running }
+                } catch {
+                    close()
+                }
+            } else {
+                // No pidfd: milliseconds are poll's unit, so the first pauses are nanosleeps.
+                if pause == 0 { Sleep.nanoseconds(100_000); pause = 1 } else {
+                    Sleep.milliseconds(min(pause, left))
+                    pause = min(pause * 2, 5)
+                }
+            }
         }
     }
 }

@@ -104,6 +104,12 @@ public enum ProcessState {
     public static func exit(_ status: Int32) -> Never {
         Glibc.exit(status)
     }
+
+    /// _exit(2): ends the process now, without exit handlers or stdio flushing (a helper whose
+    /// spawner waits for its end, with nothing left to flush).
+    public static func exitNow(_ status: Int32) -> Never {
+        Glibc._exit(status)
+    }
 }
 
 /// setlocale(3), for a program's own process (biounlock-check speaking its caller's language);

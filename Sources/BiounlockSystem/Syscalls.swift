@@ -8,7 +8,7 @@ public enum SystemCall: String, CaseIterable, Sendable {
     case mkdir, chmod, rename, unlink, chdir
     case socket, socketpair, bind, listen, accept, connect, shutdown
     case opendir
-    case posixSpawn = "posix_spawn", waitpid, kill
+    case posixSpawn = "posix_spawn", waitpid, kill, pidfdOpen = "pidfd_open", waitid
     case getpwnamR = "getpwnam_r", getpwuidR = "getpwuid_r", gethostname
     case tcgetattr, tcsetattr, tcgetpgrp, ttyname = "ttyname_r"
     case setrlimit, getrlimit, setgroups, setregid, sigprocmask, prctl

@@ -12,6 +12,8 @@
 #include <syslog.h>
 #include <termios.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 /* fgetxattr/fsetxattr (the store's WAL-index mark) are not in Swift's Glibc module, and
  * <sys/xattr.h> cannot be included here: it brings <sys/types.h> and so <sys/select.h>, whose
@@ -91,6 +93,18 @@ static inline void biounlock_arm_terminal_restore(int fd, const struct termios *
 static inline void biounlock_disarm_terminal_restore(void) {
     *biounlock_restore_fd() = -1;
     signal(SIGINT, SIG_DFL);
+}
+
+/// pidfd_open(pid, 0) (Linux 5.3; glibc 2.36 declares no wrapper Swift can see): a descriptor
+/// that becomes readable once the process has ended, close-on-exec. -1 with errno on failure.
+static inline int biounlock_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+/// waitid(P_PIDFD, pidfd, WEXITED | WNOHANG | WNOWAIT): 0 when the process behind `pidfd` is a
+/// child of the caller (running, or ended and not yet collected: nothing is collected here), -1
+/// with errno ECHILD when it is not -- a pid that was reused after someone else collected it.
+static inline int biounlock_pidfd_is_child(int pidfd) {
+    siginfo_t info;
+    return waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT);
 }
 
 /// fflush(stdout): what print() buffered is written now.

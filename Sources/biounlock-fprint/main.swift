@@ -2,8 +2,8 @@ import BiounlockFprintProtocol
 import BiounlockSystem
 import CFPrint
 
-// biounlock-fprint: the only biounlock program that loads libfprint-2 (and with it GLib), and
-// the only one that talks to the fprintd daemon over D-Bus (GDBus, sensor=fprintd).
+// biounlock-fprint: the only biounlock program that loads libfprint-2 (and with it GLib), for
+// sensor=libfprint. (sensor=fprintd has its own helper, biounlock-fprintd, which loads neither.)
 // The PAM module and the CLI spawn it with a clean environment and talk to it over a socketpair
 // on fd 3 (BiounlockFprintProtocol): the host of the PAM module (sudo, login, a greeter) never
 // maps libfprint, never has its GLib main context iterated, and a crash or hang in a driver ends
@@ -64,14 +64,6 @@ func reply(_ response: FprintResponse) {
 
 reply(.hello)
 let session = Session(peer: peer, send: reply)
-/// The fprintd client, made on the first fprintd request (libfprint is then never initialised).
-var fprintd: FprintdSession?
-func fprintdSession() -> FprintdSession {
-    if let fprintd { return fprintd }
-    let made = FprintdSession(peer: peer, send: reply)
-    fprintd = made
-    return made
-}
 while peerAlive {
     guard case .success(let payload) = channel.receive(until: monotonicMilliseconds() &+ idleMilliseconds) else { break }
     guard let request = FprintRequest(payload: payload) else {
@@ -86,18 +78,12 @@ while peerAlive {
     case .delete(let print): session.delete(print: print)
     case .close:
         session.closeDevice()
-        fprintd?.finish()
         reply(.closed)
         peerAlive = false
-    case .fprintdList(let bus, let user): fprintdSession().list(bus: bus, user: user)
-    case .fprintdClaim(let bus, let user, let selector, let purpose):
-        fprintdSession().claim(bus: bus, user: user, selector: selector, purpose: purpose)
-    case .fprintdVerify(let timeout): fprintdSession().verify(timeoutMilliseconds: timeout)
-    case .fprintdEnrol(let finger, let timeout): fprintdSession().enrol(finger: finger, timeoutMilliseconds: timeout)
-    case .fprintdDelete(let finger): fprintdSession().delete(finger: finger)
+    case .fprintdList, .fprintdClaim, .fprintdVerify, .fprintdEnrol, .fprintdDelete:
+        reply(.failure(FprintFailure(.badRequest, "biounlock-fprint serves sensor=libfprint only (fprintd's client: biounlock-fprintd)")))
     }
 }
 session.closeDevice()
-fprintd?.finish()
 channel.close()
 ProcessState.exit(0)

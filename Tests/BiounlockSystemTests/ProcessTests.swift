@@ -89,4 +89,48 @@ final class ProcessTests: XCTestCase {
         XCTAssertFalse(SharedObject.loadsInChildProcess(libc, exporting: ["printf", "biounlock_no_such_symbol"]))
         XCTAssertFalse(SharedObject.loadsInChildProcess("/nonexistent/module.so", exporting: []))
     }
+
+    private func spawnShell(_ script: String) throws -> Int32 {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var pid: Int32 = 0
+        let argv = CStringArray(["/bin/sh", "-c", script])
+        XCTAssertTrue(argv.complete)
+        XCTAssertEqual(posix_spawn(&pid, "/bin/sh", nil, &attributes, argv.pointers, [nil]), 0)
+        return pid
+    }
+
+    /// A child's end is an event (a pidfd): the wait ends when the child does, with its status,
+    /// and never outlasts the deadline while it runs.
+    func testAChildsEndIsWaitedForAsAnEvent() throws {
+        let watch = ChildWatch(try spawnShell("read -t 5 x </dev/null; exit 3"))
+        XCTAssertTrue(watch.watchesEnd, "pidfd_open worked (Linux 5.3 and later): the wait is on the end itself")
+        guard case .exited(let status) = watch.collect(until: .after(milliseconds: 10_000)) else { return XCTFail("not collected") }
+        XCTAssertEqual((status >> 8) & 0xff, 3, "the exit status, as waitpid gives it")
+        XCTAssertFalse(watch.watchesEnd, "the pidfd is closed once the child is collected")
+        XCTAssertEqual(watch.collect(until: .after(milliseconds: 0)), .gone, "collected once: ECHILD after")
+
+        let running = try spawnShell("exec /bin/sleep 600")
+        let slow = ChildWatch(running)
+        XCTAssertEqual(slow.collect(until: .after(milliseconds: 0)), .running, "a passed deadline: one look")
+        XCTAssertEqual(slow.collect(until: .after(milliseconds: 100)), .running, "still running at the deadline")
+        kill(running, SIGKILL)
+        guard case .exited(let killed) = slow.collect(until: .after(milliseconds: 10_000)) else { return XCTFail("not collected") }
+        XCTAssertEqual(killed & 0x7f, SIGKILL, "ended by the signal")
+    }
+
+    /// A child someone else collected (the host's SIGCHLD handler) is gone, never waited for --
+    /// and a pid reused meanwhile is never watched: the pidfd is kept only for a child of ours.
+    func testAChildCollectedElsewhereIsGone() throws {
+        let pid = try spawnShell("exit 0")
+        var status: Int32 = 0
+        XCTAssertEqual(waitpid(pid, &status, 0), pid)
+        let watch = ChildWatch(pid)
+        XCTAssertFalse(watch.watchesEnd, "no process, or not ours: no descriptor")
+        XCTAssertEqual(watch.collect(until: .after(milliseconds: 5_000)), .gone)
+        let notOurs = ChildWatch(1)
+        XCTAssertFalse(notOurs.watchesEnd, "init is not our child")
+        XCTAssertEqual(notOurs.collect(until: .after(milliseconds: 5_000)), .gone)
+    }
 }

@@ -31,6 +31,7 @@ mkdir -p "$tmp/build"
 cp "$BUILD_DIR/pam_biounlock.so" "$BUILD_DIR/biounlock" "$tmp/build/"
 cp -r "$BUILD_DIR/locale" "$tmp/build/locale"
 printf '#!/bin/sh\necho helper\n' >"$tmp/build/biounlock-fprint"
+printf '#!/bin/sh\necho helper\n' >"$tmp/build/biounlock-fprintd"
 printf '#!/bin/sh\necho checker\n' >"$tmp/build/biounlock-check"   # a script: the kernel ignores setuid on it
 
 mode_of() { stat -c '%a' "$1" 2>/dev/null; }
@@ -48,6 +49,8 @@ check "module is the build's, byte for byte" cmp -s "$d$security/pam_biounlock.s
 check "CLI in the prefix's sbin (/usr/local/sbin/biounlock, 0755)" has_mode "$d/usr/local/sbin/biounlock" 755
 check "libfprint helper at /usr/libexec/biounlock/biounlock-fprint (0755) when the build has one" \
     has_mode "$d/usr/libexec/biounlock/biounlock-fprint" 755
+check "fprintd's helper at /usr/libexec/biounlock/biounlock-fprintd (0755) when the build has one" \
+    has_mode "$d/usr/libexec/biounlock/biounlock-fprintd" 755
 check "checker at /usr/libexec/biounlock/biounlock-check, setuid root (4755) when the build has one" \
     eval 'has_mode "$d/usr/libexec/biounlock/biounlock-check" 4755 && [ "$(stat -c %U:%G "$d/usr/libexec/biounlock/biounlock-check")" = root:root ]'
 check "man pages biounlock(8), pam_biounlock(8), biounlock.conf(5) under the prefix" \
@@ -93,7 +96,7 @@ check "scripts/uninstall --purge removes the config and the store directory" \
     test ! -e "$d/etc/security/biounlock.conf" -a ! -e "$d/var/lib/biounlock"
 
 # ---- --prefix /usr (the package's layout), no helper in the build ----
-rm "$tmp/build/biounlock-fprint" "$tmp/build/biounlock-check"
+rm "$tmp/build/biounlock-fprint" "$tmp/build/biounlock-fprintd" "$tmp/build/biounlock-check"
 d2="$tmp/usr"
 "$repo/scripts/install" --prefix /usr --destdir "$d2" --build-dir "$tmp/build" >"$tmp/usr.log" 2>&1
 check "--prefix /usr: CLI in /usr/sbin, man pages in /usr/share/man, module still in $security" \

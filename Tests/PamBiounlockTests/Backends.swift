@@ -6,6 +6,7 @@ import BiounlockStore
 import BiounlockSensors
 
 let fprintHelperPath = buildDirectory + "/biounlock-fprint"
+let fprintdHelperPath = buildDirectory + "/biounlock-fprintd"
 
 /// The three sensor backends, held to one behaviour by the same scenarios.
 enum Backend: String, CaseIterable {
@@ -13,7 +14,7 @@ enum Backend: String, CaseIterable {
     case simulated
     /// libfprint-2's `virtual_device` driver, through the biounlock-fprint helper.
     case libfprint
-    /// The real fprintd daemon (a private bus, virtual_device behind it), through the helper.
+    /// The real fprintd daemon (a private bus, virtual_device behind it), through biounlock-fprintd.
     case fprintd
 }
 
@@ -31,7 +32,7 @@ extension ModuleFixture {
 
     /// Module arguments that select fprintd on `daemon`'s private bus.
     func fprintdArguments(_ daemon: FprintdDaemon) -> String {
-        "sensor=fprintd fprintd_bus=\(daemon.address) fprint_helper=\(fprintHelperPath)"
+        "sensor=fprintd fprintd_bus=\(daemon.address) fprintd_helper=\(fprintdHelperPath)"
     }
 
     /// Points the module and the test's finger at `backend`, with `daemon` enrolled on it

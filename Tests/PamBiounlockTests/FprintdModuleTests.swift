@@ -143,4 +143,90 @@ final class FprintdModuleTests: XCTestCase {
         XCTAssertNil(try d.claimAndRelease(), "the verification was stopped and the reader released")
         XCTAssertNotEqual(try runProcess("/usr/bin/pgrep", ["-f", fprintHelperPath]).status, 0, "no helper left behind")
     }
+
+    /// After a match the device is free before pam_authenticate returns: the helper releases it
+    /// (Release, whose reply comes once fprintd has closed it) while the module records the
+    /// success, and the module waits for the helper's end. A client already connected claims it
+    /// the moment the transaction returns, every time -- as a second sudo right after the first
+    /// would. (Left to fprintd's handling of a vanished client, as pam_fprintd leaves it, such a
+    /// Claim can still find the device claimed: docs/DESIGN.md.)
+    func testTheDeviceIsFreeTheMomentAMatchReturns() throws {
+        let d = try fprintd()
+        let claimer = try d.startClaimer()
+        try fixture.service("policy=biometrics timeout=30")
+        for round in 1...10 {
+            let mark = d.logMark()
+            let t = try fixture.authenticate(touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+            XCTAssertEqual(t.code, "PAM_SUCCESS", "round \(round): \(t.raw.stdout)")
+            // Released by the helper's Release, whose reply came before the transaction returned
+            // (fprintd logs it before it replies): not left to fprintd noticing the helper's end.
+            let log = d.log(since: mark, lines: Int.max)
+            XCTAssertTrue(log.contains("to call method 'Release'") && log.contains("released device"), "round \(round): \(log)")
+            XCTAssertNil(claimer.claimAndRelease(), "round \(round): the next client claims the device at once")
+        }
+    }
+
+    /// The helper claims the device while it asks for the user's fingers, and starts verifying
+    /// as soon as the Claim is answered (docs/DESIGN.md). When the answer is that the user has no
+    /// finger there, or the module then asks for no touch (the passcode first, after an enrolment
+    /// change), the device is released again before the transaction returns.
+    func testTheDeviceIsFreeAfterAClaimThatFindsNothingToVerify() throws {
+        let d = try fprintd()
+        let claimer = try d.startClaimer()
+        try fixture.store.setEnabled(true, user: ModuleFixture.otherUser, service: nil, at: 1)
+        try fixture.service("policy=biometrics timeout=30")
+        let nothing = try fixture.authenticate(ModuleFixture.otherUser)
+        XCTAssertEqual(nothing.code, "PAM_AUTHINFO_UNAVAIL", nothing.raw.stdout)
+        XCTAssertFalse(nothing.messages.contains { $0.contains("Touch") }, "no touch asked for: \(nothing.messages)")
+        XCTAssertNil(claimer.claimAndRelease(), "released after 'nothing enrolled'")
+
+        try fixture.service("require_passcode=enrolment timeout=30")
+        try fixture.store.noteFprintdPrints(user: ModuleFixture.enrolledUser, prints: "0:left-thumb")
+        let changed = try fixture.authenticate(answers: [ModuleFixture.pin])
+        XCTAssertEqual(changed.code, "PAM_SUCCESS", changed.raw.stdout)
+        XCTAssertEqual(try fixture.store.recentEvents(limit: 1).first?.reason, "passcode-accepted", "the passcode, not the finger")
+        XCTAssertNil(claimer.claimAndRelease(), "the verification started with the Claim was stopped and the device released")
+    }
+
+    /// While fprintd verifies, the helper that talks to it maps no libfprint (nor GLib, libdbus
+    /// or sd-bus): it is biounlock-fprintd, and its /proc/PID/maps shows what it loaded.
+    func testTheHelperMapsNoLibfprintWhileVerifying() throws {
+        let d = try fprintd()
+        try fixture.service("policy=biometrics timeout=30")
+        let transaction = Locked<Transaction?>(nil)
+        let done = DispatchGroup()
+        done.enter()
+        Thread.detachNewThread { [fixture] in
+            let t = try? fixture?.authenticate()
+            transaction.mutate { $0 = t }
+            done.leave()
+        }
+        XCTAssertNil(d.waitUntilVerifying(), "fprintd verifies for the module")
+        let pids = try runProcess("/usr/bin/pgrep", ["-f", fprintdHelperPath + " --serve"]).stdout
+            .split(separator: "\n").compactMap { Int32($0) }
+        XCTAssertEqual(pids.count, 1, "one helper runs: \(pids)")
+        let maps = try String(contentsOfFile: "/proc/\(pids.first ?? 0)/maps", encoding: .utf8)
+        XCTAssertTrue(maps.contains(fprintdHelperPath), "the maps of biounlock-fprintd: \(maps.prefix(300))")
+        for library in ["libfprint", "libglib", "libgio", "libgobject", "libgusb", "libdbus", "libsystemd", "libstdc++"] {
+            XCTAssertFalse(maps.contains(library), "\(library) mapped by the fprintd helper")
+        }
+        d.touch("SCAN \(ModuleFixture.fingerID)")
+        done.wait()
+        XCTAssertEqual(transaction.value?.code, "PAM_SUCCESS", transaction.value?.raw.stdout ?? "no transaction")
+    }
+
+    /// Every wait on the way to PAM_SUCCESS waits on the event itself (a socket, the helper's end:
+    /// a pidfd), never a pause: no nanosleep, and no poll on nothing, in the module's process or
+    /// in its helper.
+    func testTheTouchPathWaitsOnEventsNotPauses() throws {
+        try fixture.service("policy=biometrics timeout=30")
+        let trace = fixture.dir + "/strace.out"
+        let t = try fixture.authenticate(touches: [ModuleFixture.scan(ModuleFixture.fingerID)],
+                                         wrapper: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=nanosleep,clock_nanosleep,poll,ppoll,select,pselect6",
+                                                   "-o", trace])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+        let pauses = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("nanosleep(") || $0.contains("poll(NULL, 0") || $0.contains("poll([], 0") || $0.contains("select(0,") }
+        XCTAssertEqual(pauses, [], "fixed pauses on the authentication path")
+    }
 }

@@ -206,6 +206,21 @@ final class LibfprintModuleTests: XCTestCase {
             XCTAssertTrue(t.raw.stdout.contains("HOST signals=unchanged mask=unchanged children=none"), "\(mode): \(t.raw.stdout)")
         }
     }
+
+    /// Every wait on the way to PAM_SUCCESS in the module waits on the event itself (a socket,
+    /// the helper's end: a pidfd), never a pause: no nanosleep, and no poll on nothing, in the
+    /// module's process. (libfprint's own threads in the helper are libfprint's.)
+    func testTheTouchPathWaitsOnEventsNotPauses() throws {
+        try fixture.service("policy=biometrics timeout=30")
+        let trace = fixture.dir + "/strace.out"
+        let t = try fixture.authenticate(touches: [ModuleFixture.scan(ModuleFixture.fingerID)],
+                                         wrapper: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=nanosleep,clock_nanosleep,poll,ppoll,select,pselect6",
+                                                   "-o", trace])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+        let pauses = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("nanosleep(") || $0.contains("poll(NULL, 0") || $0.contains("poll([], 0") || $0.contains("select(0,") }
+        XCTAssertEqual(pauses, [], "fixed pauses on the authentication path")
+    }
 }
 
 /// Type or touch with a real libfprint reader (virtual_device): the harness on a pseudo-terminal
@@ -260,4 +275,5 @@ final class LibfprintTypeOrTouchTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("RESULT 0 PAM_SUCCESS"), r.stdout)
         XCTAssertEqual(try fixture.store.recentEvents(limit: 1).first?.reason, "finger-matched")
     }
+
 }

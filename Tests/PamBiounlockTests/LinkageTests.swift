@@ -98,7 +98,7 @@ final class LinkageTests: XCTestCase {
         }
     }
 
-    /// libfprint and the fprintd D-Bus client run in the helper process only: the module maps
+    /// libfprint and the fprintd D-Bus client run in the helper processes only: the module maps
     /// neither libfprint, GLib, D-Bus nor systemd (sd-bus), so it can never iterate (or be
     /// confused by) the host's GLib main context or open a bus connection inside sudo.
     func testLibfprintGLibAndDBusStayOutOfTheModule() throws {
@@ -111,10 +111,47 @@ final class LinkageTests: XCTestCase {
         XCTAssertFalse(undefined.stdout.contains(" g_"), "GLib symbols referenced by the module")
         XCTAssertFalse(undefined.stdout.contains(" dbus_"), "libdbus symbols referenced by the module")
         XCTAssertFalse(undefined.stdout.contains(" sd_"), "sd-bus symbols referenced by the module")
-        let helper = try runProcess("/usr/bin/ldd", [buildDirectory + "/biounlock-fprint"])
-        XCTAssertTrue(helper.stdout.contains("libfprint-2.so"), "the helper is where libfprint lives: \(helper.stdout)")
-        XCTAssertTrue(helper.stdout.contains("libgio-2.0.so"), "and GDBus, fprintd's client: \(helper.stdout)")
+        let nm = try runProcess("/usr/bin/nm", [modulePath])
+        XCTAssertFalse(nm.stdout.contains("13BiounlockDBus"), "the D-Bus client linked into the module")
+        let helper = try runProcess("/usr/bin/ldd", [fprintHelperPath])
+        XCTAssertTrue(helper.stdout.contains("libfprint-2.so"), "the libfprint helper is where libfprint lives: \(helper.stdout)")
         XCTAssertFalse(helper.stdout.contains("swift"), "the helper runs without the toolchain: \(helper.stdout)")
+    }
+
+    /// sensor=fprintd's helper loads nothing of libfprint (nor GLib, libdbus or sd-bus: it speaks
+    /// D-Bus itself): ldd names libc and libm only, and none of the Swift, C++ or unwinder
+    /// runtimes, which are linked in (Package.swift, helperLinkerFlags) like the module's.
+    func testTheFprintdHelperLoadsOnlyLibc() throws {
+        let r = try runProcess("/usr/bin/ldd", [fprintdHelperPath])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let libraries = r.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.hasPrefix("linux-vdso") }.sorted()
+        XCTAssertEqual(libraries, ["/lib64/ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6"], r.stdout)
+        for library in ["libfprint", "libglib", "libgio", "libgobject", "libgusb", "libdbus", "libsystemd", "libstdc++", "libgcc_s", "swift"] {
+            XCTAssertFalse(r.stdout.contains(library), "\(library): \(r.stdout)")
+        }
+        let readelf = try runProcess("/usr/bin/readelf", ["-d", fprintdHelperPath])
+        XCTAssertTrue(readelf.stdout.contains("(RELR)"), "relative relocations packed: \(readelf.stdout)")
+        XCTAssertTrue(readelf.stdout.contains("BIND_NOW"), readelf.stdout)
+        XCTAssertFalse(readelf.stdout.contains("RUNPATH") || readelf.stdout.contains("RPATH"), readelf.stdout)
+    }
+
+    /// Both helpers take their arguments from glibc (CHelperRuntime), not from the static Swift
+    /// runtime's reader of /proc/self/maps: libswiftCore.a's CommandLine.cpp.o is not linked in,
+    /// and a helper asked for its usage reads neither its maps nor its command line.
+    func testTheHelpersDoNotReadTheirMapsToFindTheirArguments() throws {
+        for helper in [fprintdHelperPath, fprintHelperPath] {
+            let symbols = try runProcess("/usr/bin/nm", [helper])
+            XCTAssertFalse(symbols.stdout.contains("argvGrabber"), "\(helper): libswiftCore.a's CommandLine.cpp.o was linked in")
+            let dir = try trustedScratchDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let trace = dir + "/strace.out"
+            let r = try runProcess("/usr/bin/strace", ["-f", "-qq", "-e", "trace=open,openat", "-o", trace, helper, "--no-such-mode"])
+            XCTAssertEqual(r.status, 64, "\(helper): its usage, from its arguments: \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("not for interactive use"), r.stderr)
+            let calls = try String(contentsOfFile: trace, encoding: .utf8)
+            XCTAssertFalse(calls.contains("/proc/self/maps") || calls.contains("/proc/self/cmdline"), "\(helper): \(calls)")
+        }
     }
 
     /// The fuzz build's seams (a scripted reader, terminal and clock, cheap Argon2id: -D

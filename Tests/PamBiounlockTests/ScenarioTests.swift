@@ -276,7 +276,7 @@ final class ScenarioTests: XCTestCase {
         try run(Scenario(name: "the caller's DBUS_SYSTEM_BUS_ADDRESS names no bus", backends: [.fprintd], arguments: "policy=biometrics timeout=2",
                          touches: [Self.touch], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "(the test bus)"],
                          setup: { c in
-                             c.fixture.sensorArguments = "sensor=fprintd fprintd_bus=unix:path=\(c.fixture.dir)/no-bus fprint_helper=\(fprintHelperPath)"
+                             c.fixture.sensorArguments = "sensor=fprintd fprintd_bus=unix:path=\(c.fixture.dir)/no-bus fprintd_helper=\(fprintdHelperPath)"
                              try c.fixture.service()
                          },
                          code: "PAM_AUTHINFO_UNAVAIL", messages: [Self.unavailable], failures: 0))

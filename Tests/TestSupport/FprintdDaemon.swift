@@ -413,4 +413,81 @@ public final class FprintdDaemon {
         let out = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         return out == "released" ? nil : out + r.stderr
     }
+
+    /// The next client, already connected and waiting (`startClaimer`): each `claimAndRelease()`
+    /// claims the device and releases it again at once -- no process start, no connection set-up
+    /// between the moment a transaction returns and the Claim, as a pre-connected desktop client
+    /// (GNOME's lock screen, a second sudo's helper racing the first's end) would.
+    public final class Claimer {
+        let process: Process
+        let input: FileHandle
+        let output: FileHandle
+        var buffered: [UInt8] = []
+
+        init(process: Process, input: FileHandle, output: FileHandle) {
+            self.process = process; self.input = input; self.output = output
+        }
+
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+
+        /// The claimer's next line (bounded), or nil.
+        func line(seconds: Double) -> String? {
+            let end = Date().addingTimeInterval(seconds)
+            while true {
+                if let i = buffered.firstIndex(of: 10) {
+                    let text = String(decoding: buffered[..<i], as: UTF8.self)
+                    buffered.removeFirst(i + 1)
+                    return text
+                }
+                let left = Int32(max(0, end.timeIntervalSinceNow * 1000))
+                var p = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                guard left > 0, poll(&p, 1, left) == 1 else { return nil }
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = read(output.fileDescriptor, &chunk, chunk.count)
+                guard n > 0 else { return nil }
+                buffered += chunk[..<n]
+            }
+        }
+
+        /// nil when the Claim succeeded (and the Release after it), else fprintd's error name.
+        public func claimAndRelease() -> String? {
+            input.write(Data("\n".utf8))
+            let answer = line(seconds: 20) ?? "(no answer from the claimer)"
+            return answer == "released" ? nil : answer
+        }
+    }
+
+    /// Starts a Claimer for `user` on `device`: connected to the bus, fprintd's name resolved and
+    /// the device's object known before the first claim.
+    public func startClaimer(user: String = "daemon", device: String = "/net/reactivated/Fprint/Device/0") throws -> Claimer {
+        let script = """
+            import sys
+            from gi.repository import Gio, GLib
+            bus = Gio.DBusConnection.new_for_address_sync(sys.argv[1], Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+            bus.call_sync("net.reactivated.Fprint", "/net/reactivated/Fprint/Manager", "net.reactivated.Fprint.Manager", "GetDevices", None, None, 0, 5000, None)
+            print("ready", flush=True)
+            for _ in sys.stdin:
+                try:
+                    bus.call_sync("net.reactivated.Fprint", sys.argv[2], "net.reactivated.Fprint.Device", "Claim", GLib.Variant("(s)", (sys.argv[3],)), None, 0, 5000, None)
+                    bus.call_sync("net.reactivated.Fprint", sys.argv[2], "net.reactivated.Fprint.Device", "Release", None, None, 0, 5000, None)
+                    print("released", flush=True)
+                except GLib.Error as e:
+                    print(Gio.DBusError.get_remote_error(e) or e.message, flush=True)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script, address, device, user]
+        process.environment = clientEnvironment
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let claimer = Claimer(process: process, input: input.fileHandleForWriting, output: output.fileHandleForReading)
+        guard claimer.line(seconds: 20) == "ready" else { throw Failure(description: "the claimer did not connect to \(address)") }
+        return claimer
+    }
 }

@@ -6,6 +6,7 @@ import BiounlockStore
 import BiounlockSensors
 
 let fprintHelper = cliBuildDirectory + "/biounlock-fprint"
+let fprintdHelper = cliBuildDirectory + "/biounlock-fprintd"
 
 /// The CLI with libfprint's virtual readers (configured in a root-owned config file, as on a
 /// real machine) and, where both backends apply, the simulated sensor too.

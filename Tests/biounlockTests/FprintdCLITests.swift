@@ -27,7 +27,7 @@ final class FprintdCLITests: XCTestCase {
     }
 
     override func setUpWithError() throws {
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: fprintHelper), "run scripts/build first: \(fprintHelper)")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: fprintdHelper), "run scripts/build first: \(fprintdHelper)")
         var template = Array("/tmp/bu-fdcli.XXXXXX".utf8CString)
         dir = String(cString: try XCTUnwrap(mkdtemp(&template)))
         try configure(bus: try fprintd().address)
@@ -36,7 +36,7 @@ final class FprintdCLITests: XCTestCase {
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
     func configure(bus: String, sensor: String = "fprintd") throws {
-        try "sensor = \(sensor)\nfprintd_bus = \(bus)\nfprint_helper = \(fprintHelper)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "sensor = \(sensor)\nfprintd_bus = \(bus)\nfprint_helper = \(fprintHelper)\nfprintd_helper = \(fprintdHelper)\n".write(toFile: config, atomically: true, encoding: .utf8)
     }
 
     @discardableResult

@@ -74,6 +74,7 @@ paths_init() {
         "$PAM_MODULE_DIR/pam_biounlock.so"
         "$SBIN_DIR/biounlock"
         "$LIBEXEC_DIR/biounlock-fprint"
+        "$LIBEXEC_DIR/biounlock-fprintd"
         "$LIBEXEC_DIR/biounlock-check"
         "$MAN_DIR/man8/biounlock.8"
         "$MAN_DIR/man8/pam_biounlock.8"

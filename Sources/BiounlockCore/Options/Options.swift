@@ -27,6 +27,7 @@ public struct Options: Equatable, Sendable {
     public static let defaultStorePath = "/var/lib/biounlock/biounlock.db"
     /// Where scripts/install (and the Debian package) put the libfprint helper.
     public static let defaultFprintHelperPath = "/usr/libexec/biounlock/biounlock-fprint"
+    public static let defaultFprintdHelperPath = "/usr/libexec/biounlock/biounlock-fprintd"
     /// Where scripts/install (and the Debian package) put the setuid checker.
     public static let defaultCheckHelperPath = "/usr/libexec/biounlock/biounlock-check"
 
@@ -53,6 +54,8 @@ public struct Options: Equatable, Sendable {
     public var debug: Bool = false
     /// The libfprint helper executable (root-owned, in root-owned directories).
     public var fprintHelper: String = Options.defaultFprintHelperPath
+    /// fprintd's client for sensor=fprintd (root-owned, in root-owned directories).
+    public var fprintdHelper: String = Options.defaultFprintdHelperPath
     /// Which reader to use when several are attached: a driver name, a device id, or "driver/id".
     public var fprintDevice: String?
     /// Test setting: a libfprint `virtual_device` listening on this socket (FP_VIRTUAL_DEVICE in
@@ -337,6 +340,10 @@ extension Options {
             guard let v, isAbsolutePath(v) else { return false }
             o.fprintHelper = v; return true
         },
+        OptionKey(name: "fprintd_helper", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.fprintdHelper = v; return true
+        },
         OptionKey(name: "fprint_device", accepts: "a driver name, a device id, or driver/id") { o, v in
             guard let v, isReaderSelector(v) else { return false }
             o.fprintDevice = v; return true
@@ -447,9 +454,9 @@ func isAbsolutePath(_ value: String) -> Bool {
 public let maximumSocketPathLength = 107
 
 /// A D-Bus address of the one kind biounlock accepts: `unix:path=` and an absolute socket path,
-/// nothing after it. Security choice: GDBus runs programs for `autolaunch:` and `unixexec:`
-/// addresses and would connect anywhere for `tcp:`; a Unix socket whose directory the helper
-/// checks is the only transport fprintd's system bus needs.
+/// nothing after it. Security choice: D-Bus libraries run programs for `autolaunch:` and
+/// `unixexec:` addresses and connect anywhere for `tcp:`; a Unix socket whose directory the module
+/// checks is the only transport fprintd's system bus needs (and all biounlock-fprintd speaks).
 func isUnixBusAddress(_ value: String) -> Bool {
     let prefix = "unix:path="
     guard value.hasPrefix(prefix) else { return false }

@@ -57,9 +57,11 @@ final class FingerSession {
     /// Why the reader is done, once it ended by itself.
     private(set) var end: End?
     private var released = false
+    /// A match: the reader's release has started (`release` waits for its end).
+    private var closing = false
 
     /// Whether the reader still waits for a touch.
-    var isOpen: Bool { !released }
+    var isOpen: Bool { !released && !closing }
 
     init(sensor: FingerprintSensor, templates: [Template], user: String, store: AuthStore, options: Options, clock: Clock, logger: Logger) {
         self.sensor = sensor; self.templates = templates; self.user = user; self.store = store
@@ -72,12 +74,17 @@ final class FingerSession {
     /// Waits for what the reader does next, at most until `waitUntil` (nil: the reader's own
     /// deadline) or until `interrupt` is readable.
     func next(waitUntil: Deadline? = nil, interrupt: Int32? = nil) -> Event {
-        guard !released else { return .ended(end ?? .timedOut) }
+        guard isOpen else { return .ended(end ?? .timedOut) }
         switch sensor.verify(against: templates, deadline: deadline, interrupt: interrupt, waitUntil: waitUntil) {
         case .interrupted:
             return .waiting
         case .match(let finger):
-            release()
+            // The reader's release starts now and is waited for in `release`, which the chain
+            // calls once the success is recorded: the helper releases the reader (fprintd's
+            // Release, libfprint's close) while the store writes, and the reader is free before
+            // the transaction returns either way.
+            closing = true
+            sensor.startClosing()
             return .matched(finger)
         case .retry(let reason):
             return .retry(reason)

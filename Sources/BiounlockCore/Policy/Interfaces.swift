@@ -309,6 +309,14 @@ public protocol FingerprintSensor: AnyObject {
     func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable>
     /// Releases the reader. Called exactly once.
     func close()
+    /// Starts releasing the reader without waiting for it (after a match: the caller records the
+    /// success meanwhile); `close` then waits for the release to end. Optional: by default the
+    /// whole release happens in `close`.
+    func startClosing()
+}
+
+extension FingerprintSensor {
+    public func startClosing() {}
 }
 
 /// A reader opened for one user's verification, and what the chain verifies against.

@@ -89,6 +89,10 @@ public final class PolicyChain {
 
     /// The success to record when the chain ends (see run).
     private var pendingSuccess: (user: String, method: AuthMethod)?
+    /// The reader of this run, released by run() once the decision's rows are written: after a
+    /// match its release runs meanwhile (FingerSession.next), and still ends before the
+    /// transaction returns.
+    private var sessionInUse: FingerSession?
     /// The decision's audit row is committed already (a passcode success writes it together with
     /// the counter reset: AuthStore.attemptPasscode's onAccepted).
     private var auditWritten = false
@@ -99,6 +103,7 @@ public final class PolicyChain {
         pendingSuccess = nil
         auditWritten = false
         bootIDOfThisRun = nil
+        sessionInUse = nil
         let decision = decide(request, store: &store)
         let event = audit(decision, request: request)
         if let store {
@@ -118,6 +123,9 @@ public final class PolicyChain {
                 write(event, store: store)
             }
         }
+        // The reader is free before the transaction returns (and before a Ctrl-C's signal).
+        sessionInUse?.release()
+        sessionInUse = nil
         // Ctrl-C: the row is written first, then the host gets the signal its own prompt would.
         if let interrupted = interruptedTerminal {
             interruptedTerminal = nil
@@ -211,7 +219,8 @@ public final class PolicyChain {
             case .failure(let reason): noFinger = reason
             }
         }
-        defer { session?.release() }
+        // Released by run(), after the decision's rows are written.
+        sessionInUse = session
         if let until = passcodeLockedUntil, let kind = passcode?.kind {
             say(request, exchange: Messages.passcodeLocked(kind, timeLeft: until &- now, fingerUsable: session != nil), isError: true)
         }

@@ -2,8 +2,8 @@ import BiounlockCore
 import BiounlockFprintProtocol
 import BiounlockSystem
 
-/// How to start a helper: `biounlock-fprint` (derived from root-owned options only, `make`) or
-/// `biounlock-check` (BiounlockCheck's CheckerClient).
+/// How to start a helper: `biounlock-fprint` (`make`) or `biounlock-fprintd` (`fprintd`), both
+/// derived from root-owned options only, or `biounlock-check` (BiounlockCheck's CheckerClient).
 public struct HelperLaunch: Equatable {
     /// Where the helper's warnings go: syslog inside PAM (the host's stderr is the user's
     /// terminal, or nothing), the CLI's stderr for an admin at a terminal.
@@ -23,20 +23,17 @@ public struct HelperLaunch: Equatable {
     /// G_MESSAGES_DEBUG, GIO_EXTRA_MODULES, GIO_MODULE_DIR, LD_* and the rest of the caller's
     /// environment never reach libfprint or GLib. Test readers (virtual_device) come only from
     /// the root-owned options `fprint_virtual_device[_storage]`, and then replace real readers.
-    /// The same holds for D-Bus: DBUS_SYSTEM_BUS_ADDRESS never reaches the helper (fprintd's bus
-    /// comes from `fprintd_bus=`, in the request); an fprintd client (`libfprintEnvironment`
-    /// false) gets no libfprint variables at all.
-    static func make(_ options: Options, diagnostics: Diagnostics, libfprintEnvironment: Bool = true) -> Result<HelperLaunch, SensorUnavailable> {
+    /// The same holds for D-Bus: DBUS_SYSTEM_BUS_ADDRESS never reaches a helper (fprintd's bus
+    /// comes from `fprintd_bus=`, in the request); fprintd's client (`fprintd`) gets no libfprint
+    /// variable at all.
+    static func make(_ options: Options, diagnostics: Diagnostics) -> Result<HelperLaunch, SensorUnavailable> {
         if let problem = TrustedFiles.checkExecutable(options.fprintHelper) {
             return .failure(SensorUnavailable("fprint_helper refused: \(problem)"))
         }
-        var environment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
+        var environment = HelperLaunch.cleanEnvironment
         var drivers: [String] = []
-        let virtualReaders = libfprintEnvironment
-            ? [(options.fprintVirtualDevice, "FP_VIRTUAL_DEVICE", "virtual_device"),
-               (options.fprintVirtualDeviceStorage, "FP_VIRTUAL_DEVICE_STORAGE", "virtual_device_storage")]
-            : []
-        for (path, variable, driver) in virtualReaders {
+        for (path, variable, driver) in [(options.fprintVirtualDevice, "FP_VIRTUAL_DEVICE", "virtual_device"),
+                                         (options.fprintVirtualDeviceStorage, "FP_VIRTUAL_DEVICE_STORAGE", "virtual_device_storage")] {
             guard let path else { continue }
             // Whoever can write the socket's directory could put their own reader there.
             if let problem = TrustedFiles.checkDirectory(TrustedFiles.parentDirectory(of: path)) {
@@ -46,9 +43,24 @@ public struct HelperLaunch: Equatable {
             drivers.append(driver)
         }
         if !drivers.isEmpty { environment.append("FP_DRIVERS_WHITELIST=\(drivers.joined(separator: ":"))") }
-        let arguments = diagnostics == .syslog ? ["--serve", "--syslog"] : ["--serve"]
-        return .success(HelperLaunch(path: options.fprintHelper, arguments: arguments, environment: environment,
+        return .success(HelperLaunch(path: options.fprintHelper, arguments: arguments(diagnostics), environment: environment,
                                      stderrToNull: diagnostics == .syslog))
+    }
+
+    /// fprintd's client, biounlock-fprintd (`fprintd_helper`): the same clean environment, and no
+    /// libfprint variable at all (it loads no libfprint, and reads no variable).
+    static func fprintd(_ options: Options, diagnostics: Diagnostics) -> Result<HelperLaunch, SensorUnavailable> {
+        if let problem = TrustedFiles.checkExecutable(options.fprintdHelper) {
+            return .failure(SensorUnavailable("fprintd_helper refused: \(problem)"))
+        }
+        return .success(HelperLaunch(path: options.fprintdHelper, arguments: arguments(diagnostics), environment: cleanEnvironment,
+                                     stderrToNull: diagnostics == .syslog))
+    }
+
+    static let cleanEnvironment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
+
+    static func arguments(_ diagnostics: Diagnostics) -> [String] {
+        diagnostics == .syslog ? ["--serve", "--syslog"] : ["--serve"]
     }
 }
 
@@ -62,21 +74,27 @@ public struct HelperLaunch: Equatable {
 ///   stdin/stdout (and stderr inside PAM) and its end on fd 3; every other descriptor of ours is
 ///   close-on-exec, and the helper closes anything above 3 the host left inheritable first thing
 ///   (posix_spawn_file_actions_addclosefrom_np is not visible to Swift's Glibc module);
-/// - every wait is bounded; on a deadline the child is killed and reaped. SIGKILL is sent only
-///   right after waitpid(WNOHANG) found it still running and unreaped, so its pid cannot belong
-///   to anyone else;
+/// - every wait is bounded, and waits on the event itself: the helper's answer or the end of its
+///   socket (poll), its exit (ChildWatch: a pidfd made right after the spawn), never a pause;
+///   on a deadline the child is killed and reaped. SIGKILL is sent only right after
+///   waitpid(WNOHANG) found it still running and unreaped, so its pid cannot belong to anyone else;
 /// - if the host reaps it first (a SIGCHLD handler, or SIGCHLD ignored), waitpid says ECHILD and
 ///   that is taken as reaped.
 public final class HelperProcess {
     public let pid: Int32
     public let channel: FrameChannel
+    /// The helper's end, as an event (ChildWatch).
+    private let end: ChildWatch
     private(set) var reaped = false
     /// Set when the child's end of the socket closed (it exited, or is exiting).
     private(set) var peerClosed = false
+    /// `close` was sent (`startClosing`): the helper is releasing the reader and exiting.
+    private(set) var closeSent = false
 
     private init(pid: Int32, channel: FrameChannel) {
         self.pid = pid
         self.channel = channel
+        end = ChildWatch(pid)
     }
 
     deinit { kill() }
@@ -134,19 +152,29 @@ public final class HelperProcess {
         }
     }
 
-    /// Asks the helper to close the reader and exit; after `graceMilliseconds` it is killed.
+    /// Asks the helper to close the reader and exit, without waiting: the caller goes on with
+    /// its own work (recording a success) while the helper releases the reader, and
+    /// `shutdown` then waits for the end. False when the request could not be sent.
+    @discardableResult
+    func startClosing() -> Bool {
+        guard !reaped, !peerClosed, !closeSent else { return closeSent }
+        // One small frame into an idle socket: never waits in practice (bounded anyway).
+        if case .success = send(.close, until: monotonicMilliseconds() &+ 100) { closeSent = true }
+        return closeSent
+    }
+
+    /// Asks the helper to close the reader and exit (unless `startClosing` did), and waits for
+    /// it to do so; after `graceMilliseconds` it is killed.
     func shutdown(graceMilliseconds: Int64) {
         guard !reaped else { return }
         let deadline = monotonicMilliseconds() &+ graceMilliseconds
-        if !peerClosed, case .success = send(.close, until: deadline) {
-            // Read until the helper closes its end (it exits right after `closed`).
-            while !peerClosed {
-                if case .failure = receive(until: deadline) { break }
+        if peerClosed || closeSent || startClosing() {
+            // The helper releases the reader, answers `closed` and exits: its end is what is
+            // waited for (its pidfd), one wake-up; what it sent before is not read.
+            if reap(until: deadline) {
+                channel.close()
+                return
             }
-        }
-        if peerClosed {
-            channel.close()
-            if reap(until: monotonicMilliseconds() &+ graceMilliseconds) { return }
         }
         kill()
     }
@@ -162,21 +190,19 @@ public final class HelperProcess {
         channel.close()
         // A killed process is gone in microseconds, unless stuck in the kernel (a wedged USB
         // transfer); then it is left to the host (or init) rather than making the host wait.
-        _ = reap(until: monotonicMilliseconds() &+ 1000)
+        if !reap(until: monotonicMilliseconds() &+ 1000) { end.close() }
     }
 
-    /// Waits (bounded) for the helper to exit and collects it.
+    /// Waits (bounded) for the helper to exit and collects it: a wait on its end (ChildWatch).
     @discardableResult
     public func reap(until deadline: Int64) -> Bool {
-        while !reaped {
-            switch ChildProcess.collect(pid) {
-            case .reaped, .gone:
-                // .gone (ECHILD): the host reaped it (its SIGCHLD handler) or ignores SIGCHLD.
-                reaped = true
-            case .running:
-                if monotonicMilliseconds() >= deadline { return false }
-                Sleep.milliseconds(5)
-            }
+        guard !reaped else { return true }
+        switch end.collect(until: Deadline(milliseconds: deadline)) {
+        case .exited, .gone:
+            // .gone (ECHILD): the host reaped it (its SIGCHLD handler) or ignores SIGCHLD.
+            reaped = true
+        case .running:
+            return false
         }
         return true
     }

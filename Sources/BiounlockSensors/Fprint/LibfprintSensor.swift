@@ -59,19 +59,22 @@ public final class LibfprintSensor: FingerprintSensor {
         }
     }
 
-    /// Spawns the helper and waits for its `hello`.
-    /// `libfprintEnvironment`: false for an fprintd client, which gets no libfprint test readers.
-    static func start(_ options: Options, diagnostics: HelperLaunch.Diagnostics, deadline: Int64,
-                      libfprintEnvironment: Bool = true) -> Result<HelperProcess, SensorUnavailable> {
-        let launch: HelperLaunch
-        switch HelperLaunch.make(options, diagnostics: diagnostics, libfprintEnvironment: libfprintEnvironment) {
-        case .success(let l): launch = l
-        case .failure(let why): return .failure(why)
-        }
+    /// Spawns the libfprint helper and waits for its `hello`.
+    static func start(_ options: Options, diagnostics: HelperLaunch.Diagnostics, deadline: Int64) -> Result<HelperProcess, SensorUnavailable> {
+        HelperLaunch.make(options, diagnostics: diagnostics).flatMap { start($0, deadline: deadline) }
+    }
+
+    /// Spawns a helper, sends `first` at once (the helper reads it as soon as it has greeted:
+    /// no round trip is spent on the greeting), and waits for its `hello`.
+    static func start(_ launch: HelperLaunch, deadline: Int64, first: FprintRequest? = nil) -> Result<HelperProcess, SensorUnavailable> {
         let helper: HelperProcess
         switch HelperProcess.spawn(launch) {
         case .success(let h): helper = h
         case .failure(let why): return .failure(why)
+        }
+        if let first, case .failure(let why) = helper.send(first, until: deadline) {
+            helper.kill()
+            return .failure(why)
         }
         switch helper.receive(until: deadline) {
         case .success(.hello):
@@ -86,10 +89,8 @@ public final class LibfprintSensor: FingerprintSensor {
         }
     }
 
-    /// Sends one request and returns its final response; events are passed to `event`.
-    static func exchange(_ helper: HelperProcess, _ request: FprintRequest, deadline: Int64,
-                         event: (FprintResponse) -> Void = { _ in }) -> Result<FprintResponse, SensorUnavailable> {
-        if case .failure(let why) = helper.send(request, until: deadline) { return .failure(why) }
+    /// Waits for the final response to a request already sent; events are passed to `event`.
+    static func answer(_ helper: HelperProcess, deadline: Int64, event: (FprintResponse) -> Void = { _ in }) -> Result<FprintResponse, SensorUnavailable> {
         while true {
             switch helper.receive(until: deadline) {
             case .success(let response):
@@ -103,6 +104,13 @@ public final class LibfprintSensor: FingerprintSensor {
         }
     }
 
+    /// Sends one request and returns its final response; events are passed to `event`.
+    static func exchange(_ helper: HelperProcess, _ request: FprintRequest, deadline: Int64,
+                         event: (FprintResponse) -> Void = { _ in }) -> Result<FprintResponse, SensorUnavailable> {
+        if case .failure(let why) = helper.send(request, until: deadline) { return .failure(why) }
+        return answer(helper, deadline: deadline, event: event)
+    }
+
     public func close() {
         guard usable else { return }
         usable = false
@@ -114,6 +122,13 @@ public final class LibfprintSensor: FingerprintSensor {
             return
         }
         helper.shutdown(graceMilliseconds: LibfprintSensor.closeMilliseconds)
+    }
+
+    /// After a match: the helper closes the reader and exits while the caller records the
+    /// success; `close` waits for it. (A verify still pending is ended in `close`, by a kill.)
+    public func startClosing() {
+        guard usable, pendingVerify == nil else { return }
+        helper.startClosing()
     }
 
     /// Ends the helper at once after a broken exchange (deadline passed, bad message).

@@ -2,9 +2,9 @@ import BiounlockSystem
 import BiounlockCore
 import BiounlockFprintProtocol
 
-/// A reader owned by the fprintd daemon (sensor=fprintd), reached through the `biounlock-fprint`
-/// helper, which is the D-Bus client (GDBus). This side loads no D-Bus and no GLib: the host never
-/// does. fprintd keeps the prints (the ones GNOME Settings, KDE and `fprintd-enroll` make); the
+/// A reader owned by the fprintd daemon (sensor=fprintd), reached through the `biounlock-fprintd`
+/// helper, which is the D-Bus client (BiounlockDBus). This side loads no D-Bus and no GLib: the
+/// host never does. fprintd keeps the prints (the ones GNOME Settings, KDE and `fprintd-enroll` make); the
 /// store holds none for this backend, and biounlock's counters, lockouts and audit apply as for
 /// any sensor.
 ///
@@ -38,31 +38,34 @@ public final class FprintdSensor: FingerprintSensor {
         case unavailable(SensorUnavailable)
     }
 
-    /// What a helper for fprintd is started with: a clean environment (HelperLaunch), and only a
-    /// `unix:path=` bus whose directory is root's (whoever can write it could put their own
-    /// "fprintd" there and answer every VerifyStart with a match).
-    static func launch(_ options: Options, diagnostics: HelperLaunch.Diagnostics, deadline: Int64) -> Result<HelperProcess, SensorUnavailable> {
+    /// Starts fprintd's client (`fprintd_helper`, biounlock-fprintd) with a clean environment
+    /// (HelperLaunch), and only for a `unix:path=` bus whose directory is root's (whoever can
+    /// write it could put their own "fprintd" there and answer every VerifyStart with a match);
+    /// `first` is sent with the start, before the helper's greeting is read.
+    static func launch(_ options: Options, diagnostics: HelperLaunch.Diagnostics, deadline: Int64,
+                       first: FprintRequest? = nil) -> Result<HelperProcess, SensorUnavailable> {
         guard let socket = unixBusPath(options.fprintdBus) else {
             return .failure(SensorUnavailable("fprintd_bus refused: not a unix:path= address"))
         }
         if let problem = TrustedFiles.checkDirectory(TrustedFiles.parentDirectory(of: socket)) {
             return .failure(SensorUnavailable("fprintd_bus directory refused: \(problem)"))
         }
-        return LibfprintSensor.start(options, diagnostics: diagnostics, deadline: deadline, libfprintEnvironment: false)
+        return HelperLaunch.fprintd(options, diagnostics: diagnostics).flatMap { LibfprintSensor.start($0, deadline: deadline, first: first) }
     }
 
     /// Starts the helper and claims a device for `user`: for verification the one holding the
     /// user's prints (or the one `fprint_device` names); for enrolment the named or default one.
+    /// The claim request goes with the start (see LibfprintSensor.start).
     static func open(_ options: Options, user: String, purpose: FprintdPurpose, diagnostics: HelperLaunch.Diagnostics,
                      logger: Logger?, limitMilliseconds: Int64 = LibfprintSensor.openMilliseconds) -> Opened {
         let deadline = monotonicMilliseconds() &+ limitMilliseconds
+        let request = FprintRequest.fprintdClaim(bus: options.fprintdBus, user: user, selector: fprintdSelector(options), purpose: purpose)
         let helper: HelperProcess
-        switch launch(options, diagnostics: diagnostics, deadline: deadline) {
+        switch launch(options, diagnostics: diagnostics, deadline: deadline, first: request) {
         case .success(let h): helper = h
         case .failure(let why): return .unavailable(why)
         }
-        let request = FprintRequest.fprintdClaim(bus: options.fprintdBus, user: user, selector: fprintdSelector(options), purpose: purpose)
-        switch LibfprintSensor.exchange(helper, request, deadline: deadline) {
+        switch LibfprintSensor.answer(helper, deadline: deadline) {
         case .success(.fprintdClaimed(let device)):
             return .opened(FprintdSensor(helper: helper, device: device, logger: logger))
         case .success(.failure(let f)):
@@ -117,6 +120,14 @@ public final class FprintdSensor: FingerprintSensor {
         // and stops it (VerifyStop, Release) before it answers `closed`.
         pendingLimit = nil
         helper.shutdown(graceMilliseconds: LibfprintSensor.closeMilliseconds)
+    }
+
+    /// After a match: the helper releases the device (fprintd's Release) and exits while the
+    /// caller records the success; `close` waits for it, so the device is free before the
+    /// transaction returns.
+    public func startClosing() {
+        guard usable else { return }
+        helper.startClosing()
     }
 
     private func abandon() {

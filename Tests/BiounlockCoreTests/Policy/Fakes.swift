@@ -79,7 +79,10 @@ final class MemoryStore: AuthStore {
     func recordLastFailure(user: String, at time: Int64) throws(StoreFailure) {
         users[user]?.lastFailure = time
     }
+    /// The order in which the chain used the store and the reader (shared with ScriptedSensor).
+    var journal: Journal?
     func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
+        journal?.entries.append("store: success recorded")
         if failWrites { throw StoreFailure("disk full") }
         users[user]?.biometricFailures = 0
         users[user]?.lastSuccess = time
@@ -117,9 +120,13 @@ final class MemoryStore: AuthStore {
     }
 }
 
+/// What happened, in order, across the fakes that share it.
+final class Journal { var entries: [String] = [] }
+
 final class ScriptedSensor: FingerprintSensor {
     var results: [VerifyResult]
     var closed = 0
+    var journal: Journal?
     var verifyCalls = 0
     /// How each call was limited: "window" when a wait limit was given, "reader" when not.
     var waits: [String] = []
@@ -132,7 +139,8 @@ final class ScriptedSensor: FingerprintSensor {
     func enroll(finger: Finger, deadline: Deadline, progress: (EnrollEvent) -> Void) -> Result<Template, SensorUnavailable> {
         .failure(SensorUnavailable("not scripted"))
     }
-    func close() { closed += 1 }
+    func close() { closed += 1; journal?.entries.append("reader: closed") }
+    func startClosing() { journal?.entries.append("reader: closing started") }
 }
 
 struct ScriptedSensors: SensorProvider {

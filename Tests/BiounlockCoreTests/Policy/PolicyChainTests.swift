@@ -57,6 +57,26 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(conversation.handedOver, [], "nothing handed on after a success")
     }
 
+    /// After a match the reader's release starts at once and ends after the success is recorded
+    /// (the helper releases the reader while the store writes), before the transaction returns;
+    /// every other end releases it before the decision's rows are written, as before.
+    func testAMatchReleasesTheReaderWhileTheSuccessIsRecorded() {
+        let journal = Journal()
+        store.journal = journal
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        sensor.journal = journal
+        XCTAssertEqual(run(sensor).outcome, .success(.fingerprint))
+        XCTAssertEqual(journal.entries, ["reader: closing started", "store: success recorded", "reader: closed"])
+        XCTAssertEqual(sensor.closed, 1, "closed once")
+
+        let timeout = Journal()
+        let silent = ScriptedSensor([.timedOut])
+        silent.journal = timeout
+        store.journal = timeout
+        _ = run(silent)
+        XCTAssertEqual(timeout.entries, ["reader: closed"], "no touch: released when the reader ended, nothing to overlap")
+    }
+
     /// NSS could not say whether the name has an account (a directory service down): not an
     /// unknown user -- that would tell the stack something false -- but unavailable, logged,
     /// with nothing asked, counted or recorded, and no password success to note.

@@ -55,6 +55,13 @@ check "install: the checker run by hand (by nobody, without its socket) says wha
     eval '[ "$check_rc" -eq 64 ] && grep -q "talks only to the module on fd 3" "$out/check-by-hand.log"' -- "$out/check-by-hand.log"
 biounlock --help >"$out/help.txt" 2>&1
 check "install: biounlock --help runs without the toolchain" test $? -eq 0 -- "$out/help.txt"
+# sensor=fprintd's helper: libc and libm only, and it runs (its usage, from its arguments).
+ldd /usr/libexec/biounlock/biounlock-fprintd >"$out/ldd-fprintd.txt" 2>&1
+/usr/libexec/biounlock/biounlock-fprintd >"$out/fprintd-helper.log" 2>&1
+fprintd_helper_rc=$?
+check "install: /usr/libexec/biounlock/biounlock-fprintd needs only libc and libm, and runs (exit 64, its usage)" \
+    eval '! grep -qiE "not found|swift|fprint|glib|gio|dbus|systemd|stdc|gcc_s" "$out/ldd-fprintd.txt" && [ "$fprintd_helper_rc" -eq 64 ] && grep -q "not for interactive use" "$out/fprintd-helper.log"' \
+    -- "$out/ldd-fprintd.txt" "$out/fprintd-helper.log"
 # The module links SQLite in; the package names the sqlite3 it was built with, and doctor compares
 # that with the libsqlite3-0 installed (the same here: the root has this machine's archive).
 biounlock doctor >"$out/doctor-sqlite.txt" 2>&1

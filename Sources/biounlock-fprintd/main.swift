@@ -1,0 +1,78 @@
+import BiounlockFprintProtocol
+import BiounlockSystem
+
+// biounlock-fprintd: fprintd's client for sensor=fprintd. It speaks D-Bus itself
+// (BiounlockDBus: one Unix socket, SASL EXTERNAL, the messages read in the order the bus sends
+// them) and loads no library but libc and libm: no libfprint, no GLib, no libdbus or sd-bus. The
+// PAM module and the CLI spawn it with a clean environment and talk to it over a socketpair on
+// fd 3 (BiounlockFprintProtocol, the fprintd requests): the host of the PAM module (sudo, login,
+// a greeter) never opens a bus connection, and a crash or hang here ends this process only.
+//
+//   biounlock-fprintd --serve [--syslog]
+//
+// Startup hardening, each a choice (as biounlock-fprint's):
+// - every descriptor above 3 is closed (close_range), so nothing of the host reaches the bus;
+// - umask 077; SIGPIPE ignored (writes also use MSG_NOSIGNAL);
+// - the environment is whatever the spawner gave (biounlock gives a clean one) and is never
+//   read: the bus address comes from the request (the root-owned `fprintd_bus`).
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.first == "--serve" else {
+    let usage = "biounlock-fprintd: a helper of biounlock, spawned by pam_biounlock.so and the biounlock CLI; not for interactive use\n"
+    try? FileDescriptor.standardError.writeAll(Array(usage.utf8))
+    ProcessState.exit(64)
+}
+let useSyslog = arguments.contains("--syslog")
+
+let peer = FprintProtocol.helperDescriptor
+guard (try? FileDescriptor(rawValue: peer).status())?.kind == .socket else {
+    try? FileDescriptor.standardError.writeAll(Array("biounlock-fprintd: fd 3 is not a socket\n".utf8))
+    ProcessState.exit(64)
+}
+ProcessState.closeDescriptors(from: peer + 1)
+FileSystem.setUmask(0o077)
+ProcessState.ignoreBrokenPipe()
+if useSyslog { SystemLog.open(identifier: "biounlock-fprintd") }
+
+let channel = FrameChannel(fd: peer)
+/// Longest wait for the next request; the spawner normally closes or kills us long before.
+let idleMilliseconds: Int64 = 120_000
+/// Longest wait to hand a response to the spawner.
+let sendMilliseconds: Int64 = 5_000
+var peerAlive = true
+
+func reply(_ response: FprintResponse) {
+    guard peerAlive else { return }
+    if case .failure = channel.send(response.payload, until: monotonicMilliseconds() &+ sendMilliseconds) {
+        peerAlive = false
+    }
+}
+
+reply(.hello)
+let session = FprintdSession(peer: peer, send: reply)
+while peerAlive {
+    guard case .success(let payload) = channel.receive(until: monotonicMilliseconds() &+ idleMilliseconds) else { break }
+    guard let request = FprintRequest(payload: payload) else {
+        reply(.failure(FprintFailure(.badRequest, "malformed request or protocol version (this helper speaks \(FprintProtocol.version))")))
+        break
+    }
+    switch request {
+    case .fprintdList(let bus, let user): session.list(bus: bus, user: user)
+    case .fprintdClaim(let bus, let user, let selector, let purpose):
+        session.claim(bus: bus, user: user, selector: selector, purpose: purpose)
+    case .fprintdVerify(let timeout): session.verify(timeoutMilliseconds: timeout)
+    case .fprintdEnrol(let finger, let timeout): session.enrol(finger: finger, timeoutMilliseconds: timeout)
+    case .fprintdDelete(let finger): session.delete(finger: finger)
+    case .close:
+        session.finish()
+        reply(.closed)
+        peerAlive = false
+    case .enumerate, .open, .enrol, .verify, .delete:
+        reply(.failure(FprintFailure(.badRequest, "biounlock-fprintd serves sensor=fprintd only (libfprint's readers: biounlock-fprint)")))
+    }
+}
+session.finish()
+channel.close()
+// The spawner waits for this end (its pidfd) to return to its caller: nothing is buffered, no
+// exit handler has work to do.
+ProcessState.exitNow(0)
