@@ -15,6 +15,8 @@ import BiounlockFprintProtocol
 /// - an enrolment waits for touches for up to minutes: cancelling it is killing the worker (its
 ///   libfprint helper sees its peer go and ends too), and the service's death kills it
 ///   (PR_SET_PDEATHSIG), so a kill -9 of the service mid-enrolment leaves no one holding the reader.
+///   PR_SET_PDEATHSIG follows the thread that started the worker: the service starts them from
+///   threads that live as long as it does (biounlockd's exclusive pool).
 ///   Nothing is written to the store until the service has the finished template.
 public struct WorkerLaunch: Sendable {
     /// The service's own executable (root's, in directories only root can write: checked
@@ -24,9 +26,11 @@ public struct WorkerLaunch: Sendable {
     public let optionWords: [String]
     /// Test setting: the PAM configuration directory for re-authentication (pam_start_confdir).
     public let pamConfdir: String?
+    /// Whether the workers' standard error is the service's (--log-stderr) or /dev/null.
+    public let shareStandardError: Bool
 
-    public init(path: String, optionWords: [String], pamConfdir: String? = nil) {
-        self.path = path; self.optionWords = optionWords; self.pamConfdir = pamConfdir
+    public init(path: String, optionWords: [String], pamConfdir: String? = nil, shareStandardError: Bool = false) {
+        self.path = path; self.optionWords = optionWords; self.pamConfdir = pamConfdir; self.shareStandardError = shareStandardError
     }
 
     static let environment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
@@ -36,7 +40,7 @@ public struct WorkerLaunch: Sendable {
             return .failure(SensorUnavailable("\(path) refused as biounlockd's worker: \(problem)"))
         }
         let launch = HelperLaunch(path: path, arguments: [mode, "--parent", String(ProcessIdentity.processID)],
-                                  environment: WorkerLaunch.environment, stderrToNull: true)
+                                  environment: WorkerLaunch.environment, stderrToNull: !shareStandardError)
         return HelperProcess.spawn(launch, limit: WorkerMessages.maximumFrame, sensitive: sensitive)
     }
 }

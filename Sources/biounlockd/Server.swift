@@ -60,11 +60,15 @@ final class Server: @unchecked Sendable {
         }
         nodeInfo = info
         let me = Unmanaged.passUnretained(self).toOpaque()
+        // Exclusive: the pool's threads start now and live as long as the service. The workers
+        // are started from them with PR_SET_PDEATHSIG, which fires when the *thread* that
+        // started a worker ends -- a pool thread retired after being idle killed an enrolment
+        // in the middle (seen in Tests/EndToEnd/service.sh before this).
         pool = g_thread_pool_new({ data, context in
             guard let data, let context else { return }
             let server = Unmanaged<Server>.fromOpaque(context).takeUnretainedValue()
             server.run(Unmanaged<PendingCall>.fromOpaque(data).takeRetainedValue())
-        }, me, 4, 0, &error)
+        }, me, 4, 1, &error)
         guard pool != nil else {
             logger.log(.error, "cannot start the worker threads: \(BusErrorText.take(error))")
             return false

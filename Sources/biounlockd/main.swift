@@ -51,7 +51,7 @@ if let mode = arguments.first, mode == "--reauth-worker" || mode == "--enrol-wor
     // whose service is gone already has no one to answer.
     guard ProcessState.dieWithParent(parent) else { ProcessState.exit(1) }
     _ = FileSystem.setUmask(0o077)
-    let logger = ServiceLogger(toStderr: false)
+    let logger = ServiceLogger(toStderr: true) // /dev/null unless the service logs to stderr
     let channel = FrameChannel(fd: FprintProtocol.helperDescriptor, limit: 8 << 20, sensitive: mode == "--reauth-worker")
     let status = mode == "--reauth-worker" ? ReauthWorker.run(channel: channel) : EnrolWorker.run(channel: channel, logger: logger)
     channel.close()
@@ -112,7 +112,7 @@ case .success(let loaded):
 // The workers are this program again: its own absolute path (the unit's ExecStart, the
 // activation file's Exec), else where the package installs it.
 let selfPath = CommandLine.arguments.first.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/usr/libexec/biounlock/biounlockd"
-let launch = WorkerLaunch(path: selfPath, optionWords: words, pamConfdir: pamConfdir)
+let launch = WorkerLaunch(path: selfPath, optionWords: words, pamConfdir: pamConfdir, shareStandardError: logToStderr)
 
 let connection: BusConnection
 switch BusConnection.system() {
