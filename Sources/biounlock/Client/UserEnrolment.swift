@@ -56,6 +56,15 @@ enum UserEnrolment {
             }
         }
         defer { client.bus.unsubscribe(id) }
+        // The service going away (killed, crashed) ends the wait at once: nothing was stored.
+        var vanished = false
+        let watch = client.bus.subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                                         path: "/org/freedesktop/DBus") { _, args in
+            guard args.count == 3, args[0].string == owner, args[2].string == "" else { return }
+            vanished = true
+            loop.quit()
+        }
+        defer { client.bus.unsubscribe(watch) }
         // Ctrl-C: cancel, and wait for the service to say it ended.
         var interrupted = false
         MainLoop.onSignal(Signal.interrupt.rawValue) {
@@ -67,6 +76,9 @@ enum UserEnrolment {
         // Bounded: the service ends the enrolment by its timeout; if it never says so, say that.
         MainLoop.every(milliseconds: (seconds + 45) * 1000) { loop.quit(); return false }
         loop.run()
+        if vanished && result == nil {
+            throw CommandFailure(L("enrolment failed: {reason}; nothing was stored", ["reason": L("the biounlock service stopped")]))
+        }
         guard let (outcome, detail) = result else {
             throw CommandFailure(L("enrolment failed: {reason}; nothing was stored", ["reason": L("the service did not say how it ended")]))
         }
