@@ -46,7 +46,8 @@ else
 fi
 check "module in the multiarch security dir ($security/pam_biounlock.so, 0644)" has_mode "$d$security/pam_biounlock.so" 644
 check "module is the build's, byte for byte" cmp -s "$d$security/pam_biounlock.so" "$BUILD_DIR/pam_biounlock.so"
-check "CLI in the prefix's bin, for every user (/usr/local/bin/biounlock, 0755)" has_mode "$d/usr/local/bin/biounlock" 755
+check "CLI in the prefix's bin, for every user (/usr/local/bin/biounlock, 0755), and a link from sbin, its old place" \
+    eval 'has_mode "$d/usr/local/bin/biounlock" 755 && [ "$(readlink "$d/usr/local/sbin/biounlock")" = ../bin/biounlock ]'
 check "libfprint helper at /usr/libexec/biounlock/biounlock-fprint (0755) when the build has one" \
     has_mode "$d/usr/libexec/biounlock/biounlock-fprint" 755
 check "checker at /usr/libexec/biounlock/biounlock-check, setuid root (4755) when the build has one" \
@@ -96,7 +97,7 @@ check "profile: the README's control line, with success=end for pam-auth-update 
 
 # ---- uninstall ----
 "$repo/scripts/uninstall" --destdir "$d" >"$tmp/uninstall.log" 2>&1
-left="$(cd "$d" && find . -type f | sort)"
+left="$(cd "$d" && find . \( -type f -o -type l \) | sort)"
 check "scripts/uninstall removes every installed file but the config and biounlock-reauth" \
     test "$left" = "$(printf './etc/pam.d/biounlock-reauth\n./etc/security/biounlock.conf')"
 check "scripts/uninstall keeps the store directory" test -d "$d/var/lib/biounlock"
@@ -110,8 +111,8 @@ d2="$tmp/usr"
 # An install from before 0.2.0 left the CLI in sbin: the new one replaces it in bin.
 mkdir -p "$d2/usr/sbin" && echo old >"$d2/usr/sbin/biounlock"
 "$repo/scripts/install" --prefix /usr --destdir "$d2" --build-dir "$tmp/build" >"$tmp/usr.log" 2>&1
-check "--prefix /usr: CLI in /usr/bin (the old /usr/sbin copy removed), man pages in /usr/share/man, module still in $security" \
-    test -x "$d2/usr/bin/biounlock" -a ! -e "$d2/usr/sbin/biounlock" -a -s "$d2/usr/share/man/man8/biounlock.8" -a -f "$d2$security/pam_biounlock.so"
+check "--prefix /usr: CLI in /usr/bin (the old /usr/sbin copy now a link to it), man pages in /usr/share/man, module still in $security" \
+    test -x "$d2/usr/bin/biounlock" -a -L "$d2/usr/sbin/biounlock" -a -s "$d2/usr/share/man/man8/biounlock.8" -a -f "$d2$security/pam_biounlock.so"
 check "no helper in the build: nothing in /usr/libexec/biounlock (nor biounlockd's files)" \
     test ! -e "$d2/usr/libexec/biounlock" -a ! -e "$d2/usr/share/dbus-1" -a ! -e "$d2/etc/pam.d"
 
