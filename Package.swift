@@ -15,7 +15,11 @@
 //   checker         BiounlockCheck -> biounlock-check (setuid root: the chain for callers without root)
 //   module          PamBiounlock -> pam_biounlock.so  (thin translation to PAM)
 //   admin           BiounlockAdmin                    (doctor's lint, status/sensors reports, enable checks, JSON: CLI only)
-//   CLI             biounlock                         (admin tool, thin: logic lives in the libraries)
+//   service         BiounlockServiceProtocol          (biounlockd's D-Bus API: names, values, the status shape; pure Swift)
+//                   BiounlockBus                      (GDBus/GVariant for the service and its clients; CGIO)
+//                   BiounlockService -> biounlockd    (the method handlers, polkit and re-authentication rules; GLib-free)
+//   CLI             biounlock                         (admin tool, thin: logic lives in the libraries; a user's own
+//                                                      account through biounlockd)
 import PackageDescription
 
 let packageDir = Context.packageDirectory
@@ -108,6 +112,7 @@ let package = Package(
         .executable(name: "biounlock-fprintd", targets: ["biounlock-fprintd"]),
         .executable(name: "biounlock-check", targets: ["biounlock-check"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
+        .executable(name: "biounlockd", targets: ["biounlockd"]),
     ],
     targets: [
         // C wrappers: one system-library target per C library.
@@ -199,10 +204,34 @@ let package = Package(
         // enable's checks, JSON. Never linked into the module (LinkageTests checks its symbols).
         .target(name: "BiounlockAdmin", dependencies: ["BiounlockCore", "BiounlockSystem"]),
 
+        // biounlockd, the self-service D-Bus system service (docs/DESIGN.md, "biounlockd"). GIO for
+        // the service and its clients (the CLI, the settings app); never linked into the module.
+        .systemLibrary(name: "CGIO", pkgConfig: "gio-unix-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // What a PAM client needs in C: one re-authentication transaction whose conversation
+        // answers hidden prompts with one secret (biounlockd's re-authentication worker).
+        .target(name: "CPAMClient", linkerSettings: [.linkedLibrary("pam")]),
+        // The D-Bus API as data: names, the introspection XML, BusValue, the status shape. Pure Swift.
+        .target(name: "BiounlockServiceProtocol", dependencies: ["BiounlockCore"]),
+        // GDBus and GVariant wrapped once, for biounlockd and its clients.
+        .target(name: "BiounlockBus", dependencies: ["CGIO", "BiounlockServiceProtocol", "BiounlockSystem"]),
+        // The method handlers, the authorisation and re-authentication rules and the workers:
+        // no GLib, so that tests and fuzzers call them in-process.
+        .target(name: "BiounlockService",
+                dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
+                               "BiounlockAdmin", "BiounlockServiceProtocol", "CPAMClient"]),
+        // The service executable: GDBus glue over BiounlockService.
+        .executableTarget(
+            name: "biounlockd",
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockService", "BiounlockServiceProtocol", "BiounlockBus"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])]
+        ),
+
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
             name: "biounlock",
-            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
+                           "BiounlockServiceProtocol", "BiounlockBus"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])],
@@ -238,6 +267,9 @@ let package = Package(
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
         .testTarget(name: "PamBiounlockTests", dependencies: ["CPAM", "TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
+        .testTarget(name: "BiounlockServiceTests",
+                    dependencies: ["TestSupport", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockService", "BiounlockServiceProtocol", "BiounlockBus"],
+                    swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -81,6 +81,15 @@ public enum ProcessState {
     /// prctl(PR_GET_NO_NEW_PRIVS): whether no_new_privs is set (the setuid bit was then ignored).
     public static var noNewPrivileges: Bool { biounlock_no_new_privs() != 0 }
 
+    /// prctl(PR_SET_PDEATHSIG, SIGKILL): this process is killed when its parent (`parent`, the
+    /// pid it was started by) dies. False when that could not be armed or the parent is gone already.
+    public static func dieWithParent(_ parent: Int32) -> Bool {
+        biounlock_die_with_parent(parent) == 0
+    }
+
+    /// getppid(2).
+    public static var parentProcessID: Int32 { getppid() }
+
     /// setgroups(0, NULL): no supplementary groups.
     public static func dropSupplementaryGroups() {
         _ = setgroups(0, nil)

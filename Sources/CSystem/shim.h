@@ -48,6 +48,14 @@ static inline int biounlock_set_nondumpable(void) { return prctl(PR_SET_DUMPABLE
 /// prctl(PR_GET_NO_NEW_PRIVS): set by the caller, the setuid bit was ignored.
 static inline int biounlock_no_new_privs(void) { return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); }
 
+/// prctl(PR_SET_PDEATHSIG, SIGKILL), then whether the parent is still `parent`: a worker of
+/// biounlockd dies with the service (a kill -9 of the service mid-enrolment leaves no worker
+/// holding the reader). 0 when armed and the parent is alive, -1 otherwise.
+static inline int biounlock_die_with_parent(pid_t parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return -1;
+    return getppid() == parent ? 0 : -1;
+}
+
 /// openlog(ident, LOG_PID | LOG_NDELAY, LOG_AUTHPRIV). `ident` must stay valid for the life of
 /// the process (a literal).
 static inline void biounlock_openlog_authpriv(const char *ident) { openlog(ident, LOG_PID | LOG_NDELAY, LOG_AUTHPRIV); }

@@ -39,6 +39,9 @@ let topHelp = """
 // on, so that the usage errors the parser finds (an option's value out of range, say) are English too.
 if CommandLine.arguments.dropFirst().contains("--json") { CLILocale.english() }
 
+// Run by a user, the commands about their own account go through biounlockd (Client/UserMode).
+if ProcessIdentity.effectiveUserID != 0, let status = UserMode.run(Array(CommandLine.arguments.dropFirst())) { ProcessState.exit(status) }
+
 let status: Int32
 do {
     switch try Parser.parse(Array(CommandLine.arguments.dropFirst()), commands: commands, topHelp: topHelp) {

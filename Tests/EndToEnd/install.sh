@@ -33,6 +33,7 @@ cp -r "$BUILD_DIR/locale" "$tmp/build/locale"
 printf '#!/bin/sh\necho helper\n' >"$tmp/build/biounlock-fprint"
 printf '#!/bin/sh\necho helper\n' >"$tmp/build/biounlock-fprintd"
 printf '#!/bin/sh\necho checker\n' >"$tmp/build/biounlock-check"   # a script: the kernel ignores setuid on it
+printf '#!/bin/sh\necho service\n' >"$tmp/build/biounlockd"
 
 mode_of() { stat -c '%a' "$1" 2>/dev/null; }
 has_mode() { [ "$(mode_of "$1")" = "$2" ]; }
@@ -46,7 +47,8 @@ else
 fi
 check "module in the multiarch security dir ($security/pam_biounlock.so, 0644)" has_mode "$d$security/pam_biounlock.so" 644
 check "module is the build's, byte for byte" cmp -s "$d$security/pam_biounlock.so" "$BUILD_DIR/pam_biounlock.so"
-check "CLI in the prefix's sbin (/usr/local/sbin/biounlock, 0755)" has_mode "$d/usr/local/sbin/biounlock" 755
+check "CLI in the prefix's bin, for every user (/usr/local/bin/biounlock, 0755), and a link from sbin, its old place" \
+    eval 'has_mode "$d/usr/local/bin/biounlock" 755 && [ "$(readlink "$d/usr/local/sbin/biounlock")" = ../bin/biounlock ]'
 check "libfprint helper at /usr/libexec/biounlock/biounlock-fprint (0755) when the build has one" \
     has_mode "$d/usr/libexec/biounlock/biounlock-fprint" 755
 check "fprintd's helper at /usr/libexec/biounlock/biounlock-fprintd (0755) when the build has one" \
@@ -69,7 +71,20 @@ check "every catalog of po/ at /usr/share/locale/LANG/LC_MESSAGES/biounlock.mo (
 check "example config installed as /etc/security/biounlock.conf (0644)" \
     eval 'has_mode "$d/etc/security/biounlock.conf" 644 && cmp -s "$d/etc/security/biounlock.conf" "$repo/pam.d/biounlock.conf.example"'
 check "store directory /var/lib/biounlock is 0700" has_mode "$d/var/lib/biounlock" 700
-check "nothing written to /etc/pam.d" test ! -e "$d/etc/pam.d"
+check "biounlockd at /usr/libexec/biounlock/biounlockd (0755) with its unit, D-Bus activation file, bus policy, interface and polkit actions (0644)" \
+    eval 'has_mode "$d/usr/libexec/biounlock/biounlockd" 755 && has_mode "$d/lib/systemd/system/biounlockd.service" 644 \
+          && has_mode "$d/usr/share/dbus-1/system-services/org.biounlock.Manager1.service" 644 && has_mode "$d/usr/share/dbus-1/system.d/org.biounlock.Manager1.conf" 644 \
+          && has_mode "$d/usr/share/dbus-1/interfaces/org.biounlock.Manager1.xml" 644 && has_mode "$d/usr/share/polkit-1/actions/org.biounlock.policy" 644'
+check "the XML files installed (bus policy, interface, polkit actions) are well-formed (polkitd ignores an action file that is not)" \
+    python3 -c 'import sys, xml.dom.minidom; [xml.dom.minidom.parse(f) for f in sys.argv[1:]]' \
+        "$d/usr/share/dbus-1/system.d/org.biounlock.Manager1.conf" "$d/usr/share/dbus-1/interfaces/org.biounlock.Manager1.xml" \
+        "$d/usr/share/polkit-1/actions/org.biounlock.policy"
+if command -v systemd-analyze >/dev/null 2>&1; then
+    check "the unit passes systemd-analyze verify (its ExecStart the installed biounlockd)" \
+        eval 'sed "s|^ExecStart=.*|ExecStart=$d/usr/libexec/biounlock/biounlockd|" "$d/lib/systemd/system/biounlockd.service" >"$tmp/biounlockd.service" && ! systemd-analyze verify "$tmp/biounlockd.service" 2>&1 | grep -v "man biounlockd" | grep -q .'
+fi
+check "the only file written to /etc/pam.d is biounlock-reauth (biounlockd's re-authentication, 0644)" \
+    eval '[ "$(ls "$d/etc/pam.d")" = biounlock-reauth ] && has_mode "$d/etc/pam.d/biounlock-reauth" 644 && cmp -s "$d/etc/pam.d/biounlock-reauth" "$repo/pam.d/biounlock-reauth"'
 
 # Installing again keeps an edited config and repairs the store directory's mode.
 echo "timeout = 7" >"$d/etc/security/biounlock.conf"
@@ -88,22 +103,26 @@ check "profile: the README's control line, with success=end for pam-auth-update 
 
 # ---- uninstall ----
 "$repo/scripts/uninstall" --destdir "$d" >"$tmp/uninstall.log" 2>&1
-left="$(cd "$d" && find . -type f | sort)"
-check "scripts/uninstall removes every installed file but the config" test "$left" = "./etc/security/biounlock.conf"
+left="$(cd "$d" && find . \( -type f -o -type l \) | sort)"
+check "scripts/uninstall removes every installed file but the config and biounlock-reauth" \
+    test "$left" = "$(printf './etc/pam.d/biounlock-reauth\n./etc/security/biounlock.conf')"
 check "scripts/uninstall keeps the store directory" test -d "$d/var/lib/biounlock"
 "$repo/scripts/uninstall" --destdir "$d" --purge >"$tmp/purge.log" 2>&1
-check "scripts/uninstall --purge removes the config and the store directory" \
-    test ! -e "$d/etc/security/biounlock.conf" -a ! -e "$d/var/lib/biounlock"
+check "scripts/uninstall --purge removes the config, biounlock-reauth and the store directory" \
+    test ! -e "$d/etc/security/biounlock.conf" -a ! -e "$d/etc/pam.d/biounlock-reauth" -a ! -e "$d/var/lib/biounlock"
 
 # ---- --prefix /usr (the package's layout), no helper in the build ----
-rm "$tmp/build/biounlock-fprint" "$tmp/build/biounlock-fprintd" "$tmp/build/biounlock-check"
+rm "$tmp/build/biounlock-fprint" "$tmp/build/biounlock-fprintd" "$tmp/build/biounlock-check" "$tmp/build/biounlockd"
 d2="$tmp/usr"
+# An install from before 0.2.0 left the CLI in sbin: the new one replaces it in bin.
+mkdir -p "$d2/usr/sbin" && echo old >"$d2/usr/sbin/biounlock"
 "$repo/scripts/install" --prefix /usr --destdir "$d2" --build-dir "$tmp/build" >"$tmp/usr.log" 2>&1
-check "--prefix /usr: CLI in /usr/sbin, man pages in /usr/share/man, module still in $security" \
-    test -x "$d2/usr/sbin/biounlock" -a -s "$d2/usr/share/man/man8/biounlock.8" -a -f "$d2$security/pam_biounlock.so"
+check "--prefix /usr: CLI in /usr/bin (the old /usr/sbin copy now a link to it), man pages in /usr/share/man, module still in $security" \
+    test -x "$d2/usr/bin/biounlock" -a -L "$d2/usr/sbin/biounlock" -a -s "$d2/usr/share/man/man8/biounlock.8" -a -f "$d2$security/pam_biounlock.so"
 check "--prefix /usr: completions where Debian's bash-completion and zsh look (/usr/share/bash-completion/completions/biounlock, /usr/share/zsh/vendor-completions/_biounlock)" \
     test -f "$d2/usr/share/bash-completion/completions/biounlock" -a -f "$d2/usr/share/zsh/vendor-completions/_biounlock"
-check "no helper in the build: nothing in /usr/libexec/biounlock" test ! -e "$d2/usr/libexec/biounlock"
+check "no helper in the build: nothing in /usr/libexec/biounlock (nor biounlockd's files)" \
+    test ! -e "$d2/usr/libexec/biounlock" -a ! -e "$d2/usr/share/dbus-1" -a ! -e "$d2/etc/pam.d"
 
 # ---- usage ----
 "$repo/scripts/install" --bogus >/dev/null 2>&1

@@ -3,8 +3,9 @@
 # and scripts/package so that all three agree.
 #
 # Set PREFIX and DESTDIR, source this file, call paths_init; then use the variables below.
-# Only the CLI and the man pages follow PREFIX. Everything that PAM, pam-auth-update or the
-# module look up by a fixed name stays at that name whatever the prefix:
+# Only the CLI (P/bin: every user runs it) and the man pages follow PREFIX. Everything that
+# PAM, pam-auth-update, the module, D-Bus, systemd or polkit look up by a fixed name stays at
+# that name whatever the prefix:
 #   PAM_MODULE_DIR  /lib/<multiarch>/security   where libpam loads modules from (Debian 12 keeps
 #                                              them under /lib; /lib is /usr/lib with merged /usr)
 #   LIBEXEC_DIR     /usr/libexec/biounlock      the helpers the module starts (libfprint, the checker)
@@ -17,6 +18,10 @@
 #   BASH_COMPLETION_DIR  PREFIX/share/bash-completion/completions
 #   ZSH_COMPLETION_DIR   /usr/share/zsh/vendor-completions for the package (PREFIX /usr),
 #                        PREFIX/share/zsh/site-functions otherwise (Debian's zsh reads both)
+#   biounlockd's files (biounlockd(8)): SYSTEMD_UNIT_DIR /lib/systemd/system (biounlockd.service),
+#   DBUS_SERVICES_DIR /usr/share/dbus-1/system-services (activation), DBUS_POLICY_DIR
+#   /usr/share/dbus-1/system.d (bus policy), DBUS_INTERFACES_DIR /usr/share/dbus-1/interfaces,
+#   POLKIT_ACTIONS_DIR /usr/share/polkit-1/actions, PAM_D_DIR /etc/pam.d (biounlock-reauth)
 # All of them are prefixed with DESTDIR (staging for a package), which is empty for a real install.
 
 # Prints the Debian multiarch triplet of the host (x86_64-linux-gnu on amd64).
@@ -53,7 +58,8 @@ paths_init() {
     PREFIX="${PREFIX%/}"
     MULTIARCH="$(paths_multiarch)" || return 1
     PAM_MODULE_DIR="/lib/$MULTIARCH/security"
-    SBIN_DIR="$PREFIX/sbin"
+    SBIN_DIR="$PREFIX/sbin"   # where the CLI was before 0.2.0 (removed by uninstall)
+    BIN_DIR="$PREFIX/bin"
     LIBEXEC_DIR="/usr/libexec/biounlock"
     MAN_DIR="$PREFIX/share/man"
     PAM_CONFIGS_DIR="/usr/share/pam-configs"
@@ -63,6 +69,13 @@ paths_init() {
     BASH_COMPLETION_DIR="$PREFIX/share/bash-completion/completions"
     if [ "$PREFIX" = /usr ]; then ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions
     else ZSH_COMPLETION_DIR="$PREFIX/share/zsh/site-functions"; fi
+    SYSTEMD_UNIT_DIR="/lib/systemd/system"
+    DBUS_SERVICES_DIR="/usr/share/dbus-1/system-services"
+    DBUS_POLICY_DIR="/usr/share/dbus-1/system.d"
+    DBUS_INTERFACES_DIR="/usr/share/dbus-1/interfaces"
+    POLKIT_ACTIONS_DIR="/usr/share/polkit-1/actions"
+    PAM_D_DIR="/etc/pam.d"
+    REAUTH_PAM_FILE="$PAM_D_DIR/biounlock-reauth"
     # The languages of po/ (the catalogs scripts/build compiles), when the repository is known.
     LANGUAGES=()
     local po
@@ -72,11 +85,19 @@ paths_init() {
     # Every file scripts/install may put in place (without DESTDIR); scripts/uninstall removes these.
     INSTALLED_FILES=(
         "$PAM_MODULE_DIR/pam_biounlock.so"
+        "$BIN_DIR/biounlock"
         "$SBIN_DIR/biounlock"
         "$LIBEXEC_DIR/biounlock-fprint"
         "$LIBEXEC_DIR/biounlock-fprintd"
         "$LIBEXEC_DIR/biounlock-check"
+        "$LIBEXEC_DIR/biounlockd"
+        "$SYSTEMD_UNIT_DIR/biounlockd.service"
+        "$DBUS_SERVICES_DIR/org.biounlock.Manager1.service"
+        "$DBUS_POLICY_DIR/org.biounlock.Manager1.conf"
+        "$DBUS_INTERFACES_DIR/org.biounlock.Manager1.xml"
+        "$POLKIT_ACTIONS_DIR/org.biounlock.policy"
         "$MAN_DIR/man8/biounlock.8"
+        "$MAN_DIR/man8/biounlockd.8"
         "$MAN_DIR/man8/pam_biounlock.8"
         "$MAN_DIR/man5/biounlock.conf.5"
         "$PAM_CONFIGS_DIR/biounlock"

@@ -52,6 +52,10 @@ public struct Options: Equatable, Sendable {
     public var maxTries: Int = 3
     /// Verbose syslog (never secrets or templates).
     public var debug: Bool = false
+    /// The re-authentication stack of biounlockd (/etc/pam.d/biounlock-reauth): only the typed
+    /// passcode is taken, the reader is never opened, and a user who has biometric unlock on for
+    /// any service is asked (docs/SECURITY.md, "biounlockd"). Never taken from the checker's caller.
+    public var passcodeOnly: Bool = false
     /// The libfprint helper executable (root-owned, in root-owned directories).
     public var fprintHelper: String = Options.defaultFprintHelperPath
     /// fprintd's client for sensor=fprintd (root-owned, in root-owned directories).
@@ -368,6 +372,14 @@ extension Options {
             switch v {
             case nil, "yes", "true", "1": o.debug = true
             case "no", "false", "0": o.debug = false
+            default: return false
+            }
+            return true
+        },
+        OptionKey(name: "passcode_only", accepts: "no value, or yes|no") { o, v in
+            switch v {
+            case nil, "yes", "true", "1": o.passcodeOnly = true
+            case "no", "false", "0": o.passcodeOnly = false
             default: return false
             }
             return true

@@ -170,7 +170,9 @@ public final class PolicyChain {
         let user: UserRecord
         do {
             guard let found = try store.loadUser(account.name, withTemplates: false) else { return Decision(.ignore, .notEnabled) }
-            guard found.isEnabled(for: request.service) else {
+            // passcode_only (biounlockd's re-authentication stack, which is no login service of its
+            // own): a user who has biometric unlock on anywhere has a passcode in use, and may type it.
+            guard options.passcodeOnly ? found.isEnabledForAnyService : found.isEnabled(for: request.service) else {
                 // Off for this service, on for another (the greeter's password stack beside its
                 // fingerprint stack: `disable --service gdm-password`): nothing is asked or counted,
                 // but the password the stack goes on to proves the user as it does where biounlock
@@ -211,9 +213,12 @@ public final class PolicyChain {
         // What biounlock's prompt takes: the passcode only while it can be checked.
         let takes: Messages.Takes = passcode.map { passcodeLockedUntil == nil ? .passcodeOrPassword($0.kind) : .password } ?? .password
 
-        var noFinger = fingerGate(user: user, request: request, store: store, facts: facts, now: now, takes: takes)
+        // passcode_only: the reader is never opened and no finger gate is consulted, so a touch can
+        // never answer this stack (biounlockd's re-authentication: a finger must never authorise
+        // enrolling another finger). Only the typed passcode is checked; anything else is handed on.
+        var noFinger = options.passcodeOnly ? nil : fingerGate(user: user, request: request, store: store, facts: facts, now: now, takes: takes)
         var session: FingerSession?
-        if noFinger == nil {
+        if noFinger == nil && !options.passcodeOnly {
             switch openReader(user: user, request: request, store: store) {
             case .success(let s): session = s
             case .failure(let reason): noFinger = reason

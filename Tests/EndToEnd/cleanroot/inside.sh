@@ -43,10 +43,10 @@ check "install: apt-get install ./biounlock_*.deb succeeds (dependencies from th
 must
 check "install: dpkg reports biounlock installed" \
     eval 'dpkg-query -W -f="\${Status}" biounlock | grep -qx "install ok installed"'
-ldd "$SECURITY/pam_biounlock.so" >"$out/ldd-module.txt" 2>&1; ldd /usr/sbin/biounlock >"$out/ldd-cli.txt" 2>&1
-ldd /usr/libexec/biounlock/biounlock-check >"$out/ldd-check.txt" 2>&1
-check "install: $SECURITY/pam_biounlock.so, /usr/sbin/biounlock and the checker resolve every library (ldd: no 'not found', no swift)" \
-    eval '! grep -qiE "not found|swift" "$out/ldd-module.txt" "$out/ldd-cli.txt" "$out/ldd-check.txt"' -- "$out/ldd-module.txt" "$out/ldd-cli.txt" "$out/ldd-check.txt"
+ldd "$SECURITY/pam_biounlock.so" >"$out/ldd-module.txt" 2>&1; ldd /usr/bin/biounlock >"$out/ldd-cli.txt" 2>&1
+ldd /usr/libexec/biounlock/biounlock-check >"$out/ldd-check.txt" 2>&1; ldd /usr/libexec/biounlock/biounlockd >"$out/ldd-service.txt" 2>&1
+check "install: $SECURITY/pam_biounlock.so, /usr/bin/biounlock, the checker and biounlockd resolve every library (ldd: no 'not found', no swift)" \
+    eval '! grep -qiE "not found|swift" "$out/ldd-module.txt" "$out/ldd-cli.txt" "$out/ldd-check.txt" "$out/ldd-service.txt"' -- "$out/ldd-module.txt" "$out/ldd-cli.txt" "$out/ldd-check.txt" "$out/ldd-service.txt"
 check "install: /usr/libexec/biounlock/biounlock-check is setuid root (root:root 4755) in root-owned 0755 directories" \
     eval '[ "$(stat -c "%U:%G %a" /usr/libexec/biounlock/biounlock-check)" = "root:root 4755" ] && [ "$(stat -c "%U %a" /usr/libexec/biounlock)" = "root 755" ]'
 setpriv --reuid=65534 --regid=65534 --clear-groups /usr/libexec/biounlock/biounlock-check --help >"$out/check-by-hand.log" 2>&1 3<&-
@@ -84,6 +84,12 @@ check "install: zsh completion at /usr/share/zsh/vendor-completions/_biounlock" 
 check "install: the translations at /usr/share/locale/{zh_CN,zh_TW,ja,de,fr,es}/LC_MESSAGES/biounlock.mo" \
     eval 'for l in zh_CN zh_TW ja de fr es; do [ -s /usr/share/locale/$l/LC_MESSAGES/biounlock.mo ] || exit 1; done'
 check "install: the profile is off after installing (common-* byte for byte as before)" pam_same
+check "install: biounlockd with its unit, D-Bus activation file, bus policy and interface, polkit actions, and /etc/pam.d/biounlock-reauth as a conffile" \
+    eval '[ -x /usr/libexec/biounlock/biounlockd ] && [ -f /lib/systemd/system/biounlockd.service ] && [ -f /usr/share/dbus-1/system-services/org.biounlock.Manager1.service ] \
+          && [ -f /usr/share/dbus-1/system.d/org.biounlock.Manager1.conf ] && [ -f /usr/share/dbus-1/interfaces/org.biounlock.Manager1.xml ] \
+          && [ -f /usr/share/polkit-1/actions/org.biounlock.policy ] && dpkg-query -W -f="\${Conffiles}" biounlock | grep -q /etc/pam.d/biounlock-reauth'
+/usr/libexec/biounlock/biounlockd --version >"$out/service-version.txt" 2>&1
+check "install: biounlockd runs without the toolchain (--version)" grep -q "^biounlockd " "$out/service-version.txt" -- "$out/service-version.txt"
 
 # ---------------------------------------------------------------- pam-auth-update
 pam-auth-update --enable biounlock >"$out/pam-enable.log" 2>&1
@@ -251,13 +257,15 @@ done
 apt-get remove -y biounlock >"$out/apt-remove.log" 2>&1
 check "remove: apt-get remove biounlock succeeds" test $? -eq 0 -- "$out/apt-remove.log"
 check "remove: every common-* file is byte for byte as before the package" pam_same -- /etc/pam.d/common-auth "$out/apt-remove.log"
-check "remove: the module and the CLI are gone; the store and the config stay" \
-    test ! -e "$SECURITY/pam_biounlock.so" -a ! -e /usr/sbin/biounlock -a -f /var/lib/biounlock/biounlock.db -a -f /etc/security/biounlock.conf
+check "remove: the module, the CLI and biounlockd with its unit, D-Bus and polkit files are gone; the store, the config and biounlock-reauth stay" \
+    eval 'test ! -e "$SECURITY/pam_biounlock.so" -a ! -e /usr/bin/biounlock -a ! -e /usr/libexec/biounlock/biounlockd -a ! -e /lib/systemd/system/biounlockd.service \
+          -a ! -e /usr/share/dbus-1/system-services/org.biounlock.Manager1.service -a ! -e /usr/share/dbus-1/system.d/org.biounlock.Manager1.conf \
+          -a ! -e /usr/share/polkit-1/actions/org.biounlock.policy -a -f /var/lib/biounlock/biounlock.db -a -f /etc/security/biounlock.conf -a -f /etc/pam.d/biounlock-reauth'
 run_as sudo sudo-removed - - "$ALICE_PW"
 check "remove: sudo still works with the Unix password" test "$(rc sudo-removed)" = 0 -- $(files sudo-removed)
 apt-get purge -y biounlock >"$out/apt-purge.log" 2>&1
 # shellcheck disable=SC2034  # read by the eval below
 purge_rc=$?
-check "purge: apt-get purge biounlock removes /var/lib/biounlock and /etc/security/biounlock.conf" \
-    eval '[ "$purge_rc" -eq 0 ] && [ ! -e /var/lib/biounlock ] && [ ! -e /etc/security/biounlock.conf ]' -- "$out/apt-purge.log"
+check "purge: apt-get purge biounlock removes /var/lib/biounlock, /etc/security/biounlock.conf and /etc/pam.d/biounlock-reauth" \
+    eval '[ "$purge_rc" -eq 0 ] && [ ! -e /var/lib/biounlock ] && [ ! -e /etc/security/biounlock.conf ] && [ ! -e /etc/pam.d/biounlock-reauth ]' -- "$out/apt-purge.log"
 exit 0
