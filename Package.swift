@@ -88,6 +88,7 @@ let package = Package(
         .executable(name: "biounlock", targets: ["biounlock"]),
         .executable(name: "biounlock-fprint", targets: ["biounlock-fprint"]),
         .executable(name: "biounlock-check", targets: ["biounlock-check"]),
+        .executable(name: "biounlock-face", targets: ["biounlock-face"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
     ],
     targets: [
@@ -147,6 +148,21 @@ let package = Package(
         .executableTarget(
             name: "biounlock-fprint",
             dependencies: ["CFPrint", "BiounlockSystem", "BiounlockFprintProtocol"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+        ),
+
+        // The face (issue 34): dlib behind a C interface, the cameras (V4L2 and the simulated
+        // one), the helper's protocol, and the helper -- the only program that links dlib and a
+        // BLAS. The module links the protocol only (LinkageTests checks that no dlib, BLAS or
+        // camera code reaches pam_biounlock.so).
+        // Optimised in every configuration: dlib's network at -O0 takes seconds per descriptor.
+        .target(name: "CFaceEngine", cxxSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("blas"), .linkedLibrary("lapack")]),
+        .target(name: "CCamera", cSettings: [.unsafeFlags(["-O2"])]),
+        .target(name: "BiounlockFaceProtocol", dependencies: ["BiounlockFprintProtocol"], swiftSettings: moduleSwiftSettings),
+        .executableTarget(
+            name: "biounlock-face",
+            dependencies: ["CFaceEngine", "CCamera", "BiounlockSystem", "BiounlockFprintProtocol", "BiounlockFaceProtocol"],
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]
         ),
