@@ -122,7 +122,7 @@ let package = Package(
         .target(name: "BiounlockStore", dependencies: ["BiounlockCore", "BiounlockSystem", "CSQLite"], swiftSettings: moduleSwiftSettings),
         // The wire protocol between the module/CLI and the libfprint helper: pure Swift over the system layer.
         .target(name: "BiounlockFprintProtocol", dependencies: ["BiounlockSystem"], swiftSettings: moduleSwiftSettings),
-        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"], swiftSettings: moduleSwiftSettings),
+        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockFaceProtocol", "BiounlockSystem"], swiftSettings: moduleSwiftSettings),
         // The protocol between the module running as the user and biounlock-check (the helper
         // protocol's framing, its own messages): pure Swift.
         .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"], swiftSettings: moduleSwiftSettings),
@@ -183,7 +183,7 @@ let package = Package(
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
             name: "biounlock",
-            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol"],
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockFaceProtocol"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])]
