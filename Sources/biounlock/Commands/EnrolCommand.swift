@@ -10,7 +10,8 @@ enum EnrolCommand {
         path: ["enrol"], positionals: [("USER", false)],
         options: [OptionSpec(name: "--finger", value: "F", help: L("finger to enrol (default {finger})", ["finger": Finger.default.name])),
                   OptionSpec(name: "--device", value: "D", help: L("reader to use: driver, device id or driver/id (see 'biounlock sensors')")),
-                  OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"), kind: .seconds(1...600))],
+                  OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"), kind: .seconds(1...600)),
+                  OptionSpec(name: "--face", value: nil, help: L("enrol the face (the camera face_camera names) instead of a finger"))],
         abstract: L("Enrol a finger for USER."),
         discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. Re-enrolling a finger replaces it. With sensor fprintd, fprintd takes and keeps the print (as GNOME Settings and fprintd-enroll do)."),
         writes: true, run: run)
@@ -23,6 +24,9 @@ enum EnrolCommand {
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
         try context.requireOwnRecord(account, in: store)
+        if invocation.has("--face") {
+            return try FaceCommands.enrol(context, options: options, store: store, user: account.name, seconds: seconds)
+        }
         if options.sensor == .fprintd {
             return try enrolInFprintd(context, options: options, store: store, user: account.name, finger: finger, seconds: seconds)
         }
