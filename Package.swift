@@ -213,7 +213,7 @@ let package = Package(
                     dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],
                     swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["CPAM", "TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["CPAM", "TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockFaceProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
     ],
     swiftLanguageModes: [.v6]
