@@ -3,8 +3,6 @@
 public enum Reason: String, Sendable, Error {
     case matched = "finger-matched"
     case faceMatched = "face-matched"
-    /// A face was seen and was not the user's (counted as one failed biometric attempt).
-    case wrongFace = "wrong-face"
     case passcodeAccepted = "passcode-accepted"
     case notEnabled = "not-enabled"
     /// Not enabled for this service, enabled for another: PAM_IGNORE, and the password that
