@@ -160,10 +160,23 @@ events = d.get("events", []) if isinstance(d, dict) else d
 sys.exit(0 if any(e.get("method") == "face" and e.get("reason") == "face-matched" for e in events) else 1)
 ' "$out/log.json" -- "$out/log.json"
 
+# ---- the CLI: status shows the face, doctor checks it ----
+sandbox_run 'bio --config "$FACE_CONF" status "$1" --json >"$2/status.json" 2>&1; bio --config "$FACE_CONF" doctor >"$2/doctor.txt" 2>&1; true' "$ALICE" "$out"
+check "status --json: the face is enrolled, with its camera" \
+    python3 -c 'import json, sys; u = json.load(open(sys.argv[1]))["users"][0]; sys.exit(0 if u["face"] and u["face"]["camera"].startswith("simulated:") else 1)' \
+    "$out/status.json" -- "$out/status.json"
+check "doctor: face=on, the helper and its models are in place" grep -qF "face=on: the face helper and its models are in place" "$out/doctor.txt" -- "$out/doctor.txt"
+
 # ---- face=off: the prompt as it always was ----
 sed -i 's/^face = on/face = off/' "$FACE_CONF"
 scenario off plain ""
 check "face=off: the finger's prompt, no camera" eval 'has off "PIN or password for sudo, or touch the reader: " && lacks off "camera"' -- "$out/off.txt"
 check "face=off: the PIN works" eval 'rc_is off 0 && grep -qx 0 "$out/off.txt"' -- "$out/off.txt"
+
+# ---- unenrol --face: the face goes, the finger stays ----
+sandbox_run 'bio unenrol "$1" --face >"$2/unenrol.txt" 2>&1 && bio status "$1" --json >"$2/status2.json" 2>&1' "$ALICE" "$out"
+check "unenrol --face: the face is removed and the finger kept" \
+    python3 -c 'import json, sys; u = json.load(open(sys.argv[1]))["users"][0]; sys.exit(0 if u["face"] is None and len(u["fingers"]) == 1 else 1)' \
+    "$out/status2.json" -- "$out/unenrol.txt" "$out/status2.json"
 
 finish
