@@ -111,6 +111,7 @@ let package = Package(
         .executable(name: "biounlock-fprint", targets: ["biounlock-fprint"]),
         .executable(name: "biounlock-fprintd", targets: ["biounlock-fprintd"]),
         .executable(name: "biounlock-check", targets: ["biounlock-check"]),
+        .executable(name: "biounlock-face", targets: ["biounlock-face"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
         .executable(name: "biounlockd", targets: ["biounlockd"]),
     ],
@@ -148,7 +149,7 @@ let package = Package(
         // A D-Bus client (message format, SASL EXTERNAL, one connection read in order): pure Swift
         // over the system layer, for biounlock-fprintd only -- never linked into the module.
         .target(name: "BiounlockDBus", dependencies: ["BiounlockSystem"]),
-        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockSystem"], swiftSettings: moduleSwiftSettings),
+        .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockFaceProtocol", "BiounlockSystem"], swiftSettings: moduleSwiftSettings),
         // The protocol between the module running as the user and biounlock-check (the helper
         // protocol's framing, its own messages): pure Swift.
         .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"], swiftSettings: moduleSwiftSettings),
@@ -191,6 +192,21 @@ let package = Package(
             linkerSettings: [.unsafeFlags(helperLinkerFlags)]
         ),
 
+        // The face (issue 34): dlib behind a C interface, the cameras (V4L2 and the simulated
+        // one), the helper's protocol, and the helper -- the only program that links dlib and a
+        // BLAS. The module links the protocol only (LinkageTests checks that no dlib, BLAS or
+        // camera code reaches pam_biounlock.so).
+        // Optimised in every configuration: dlib's network at -O0 takes seconds per descriptor.
+        .target(name: "CFaceEngine", cxxSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("blas"), .linkedLibrary("lapack")]),
+        .target(name: "CCamera", cSettings: [.unsafeFlags(["-O2"])]),
+        .target(name: "BiounlockFaceProtocol", dependencies: ["BiounlockFprintProtocol"], swiftSettings: moduleSwiftSettings),
+        .executableTarget(
+            name: "biounlock-face",
+            dependencies: ["CFaceEngine", "CCamera", "BiounlockSystem", "BiounlockFprintProtocol", "BiounlockFaceProtocol"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+        ),
+
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
         .target(
             name: "PamBiounlock",
@@ -231,7 +247,7 @@ let package = Package(
         .executableTarget(
             name: "biounlock",
             dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
-                           "BiounlockServiceProtocol", "BiounlockBus"],
+                           "BiounlockFaceProtocol", "BiounlockServiceProtocol", "BiounlockBus"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])],
@@ -265,7 +281,7 @@ let package = Package(
                     dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],
                     swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockSensorsTests", dependencies: ["BiounlockSensors", "BiounlockFprintProtocol"], swiftSettings: testSettings),
-        .testTarget(name: "PamBiounlockTests", dependencies: ["CPAM", "TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
+        .testTarget(name: "PamBiounlockTests", dependencies: ["CPAM", "TestSupport", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockFaceProtocol", "BiounlockCheckProtocol", "BiounlockCheck"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "biounlockTests", dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockServiceTests",
                     dependencies: ["TestSupport", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockService", "BiounlockServiceProtocol", "BiounlockBus"],

@@ -50,7 +50,9 @@ public enum EnableCheck {
             }
         } else {
             let fingers = record?.templates.filter { $0.sensor == options.sensor } ?? []
-            if fingers.isEmpty {
+            // With face=on an enrolled face is enough: the camera is tried where the face may be used.
+            let face = options.face && !(record?.faceTemplates.isEmpty ?? true)
+            if fingers.isEmpty && !face {
                 out.append(Refusal(problem: L("no finger is enrolled for {user} on the {sensor} sensor", ["user": user, "sensor": options.sensor.rawValue]),
                                    fix: "\(prefix) enrol \(user) --finger \(Finger.default.name)"))
             }

@@ -130,6 +130,7 @@ public enum StatusReport {
                          ("reader", t.driver.isEmpty ? .null : .string("\(t.driver)/\(t.device)")),
                          ("problem", check(t).map(JSON.string) ?? .null)])
             })),
+            ("face", r.faceTemplates.first.map { f in .object([("enrolled", .string(iso8601(f.created))), ("camera", .string(f.camera))]) } ?? .null),
             ("passcode", r.passcode.map { .string($0.kind.rawValue) } ?? .null),
             ("biometric_failures", .int(r.biometricFailures)),
             ("passcode_failures", .int(r.passcodeFailures)),
@@ -222,6 +223,9 @@ public enum StatusReport {
                 let line = t.driver.isEmpty ? L("{finger} ({sensor}, enrolled {date})", v) : L("{finger} ({sensor} on {reader}, enrolled {date})", v)
                 lines.append("    " + line + (check(t).map { " " + L("UNUSABLE: {problem}; enrol it again", ["problem": $0]) } ?? ""))
             }
+        }
+        if let face = r.faceTemplates.first {
+            lines.append("  " + L("face: enrolled {date} with {camera}", ["date": iso8601(face.created), "camera": face.camera]))
         }
         switch r.passcode?.kind {
         case .pin?: lines.append("  " + L("passcode: PIN (digits)"))

@@ -270,11 +270,11 @@ extension Outcome {
         return nil
     }
 
-    /// A success must name how (finger or passcode); anything else names nothing.
+    /// A success must name how (finger, face or passcode); anything else names nothing.
     init?(wireTag: UInt8, successMethod: String) {
         switch (wireTag, successMethod) {
         case (1, let m):
-            guard let method = AuthMethod(rawValue: m), method == .fingerprint || method == .passcode else { return nil }
+            guard let method = AuthMethod(rawValue: m), method == .fingerprint || method == .passcode || method == .face else { return nil }
             self = .success(method)
         case (2, ""): self = .ignore
         case (3, ""): self = .unavailable

@@ -31,9 +31,16 @@ public struct Sensors: SensorProvider {
         openReader(options, for: templates).map(\.sensor)
     }
 
-    /// Opens a reader for verifying `user` (the policy chain's way in). With sensor=fprintd the
-    /// store holds no templates: fprintd says which fingers the user has, and on which device.
+    /// Opens a reader for verifying `user` (the policy chain's way in), with the camera beside it
+    /// when the chain gave the user's face (Face/BiometricReader.swift).
     public func openReader(for user: UserRecord, options: Options) -> UserReader {
+        FaceReaders.combine(openFingerReader(for: user, options: options), user: user, options: options,
+                            diagnostics: diagnostics, logger: logger)
+    }
+
+    /// The finger's reader for `user`. With sensor=fprintd the store holds no templates: fprintd
+    /// says which fingers the user has, and on which device.
+    func openFingerReader(for user: UserRecord, options: Options) -> UserReader {
         let options = Sensors.resolved(options)
         guard options.sensor == .fprintd else {
             let templates = user.templates.filter { $0.sensor == options.sensor }

@@ -352,7 +352,10 @@ public final class Store: AuthStore {
             }) {
                 record.serviceOverrides[service] = enabled
             }
-            if withTemplates { record.templates = try templates(user: name) }
+            if withTemplates {
+                record.templates = try templates(user: name)
+                record.faceTemplates = try faceTemplates(user: name)
+            }
             return record
         }
     }
@@ -603,7 +606,7 @@ public final class Store: AuthStore {
                                      passcode_boot_id = ?3, passcode_enrolment_version = enrolment_version
                     WHERE name = ?1
                     """).bind([.text(user), .int(time), .text(bootID)]).run()
-            case .fingerprint, .none:
+            case .fingerprint, .face, .none:
                 try connection.prepare("UPDATE users SET bio_failures = 0, last_success = ?2 WHERE name = ?1")
                     .bind([.text(user), .int(time)]).run()
             }
@@ -758,14 +761,15 @@ public final class Store: AuthStore {
         }
     }
 
-    /// Removes one finger (or all when nil); returns how many templates went.
+    /// Removes one finger (or all when nil); returns how many templates went. The face stays
+    /// (`deleteFaceTemplates`, FaceTemplates.swift).
     @discardableResult
     public func deleteTemplates(user: String, finger: Finger?) throws(StoreFailure) -> Int {
         try write { () throws(StoreFailure) -> Int in
             if let finger {
                 try connection.prepare("DELETE FROM templates WHERE user = ? AND finger = ?").bind([.text(user), .text(finger.name)]).run()
             } else {
-                try connection.prepare("DELETE FROM templates WHERE user = ?").bind([.text(user)]).run()
+                try connection.prepare("DELETE FROM templates WHERE user = ? AND sensor <> 'face'").bind([.text(user)]).run()
             }
             let removed = connection.changes
             if removed > 0 { try bumpEnrolmentVersion(user) }

@@ -154,6 +154,27 @@ final class LinkageTests: XCTestCase {
         }
     }
 
+    /// dlib, its BLAS and LAPACK, libjpeg/libpng and the camera code run in biounlock-face only
+    /// (issue 34): the module maps none of them and references none of their symbols, so no
+    /// model load, thread pool or camera ioctl ever happens inside sudo or login.
+    func testDlibBLASAndTheCameraStayOutOfTheModule() throws {
+        let r = try runProcess("/usr/bin/ldd", [modulePath])
+        for library in ["libdlib", "libblas", "libopenblas", "liblapack", "libgfortran", "libjpeg", "libpng", "libstdc++"] {
+            XCTAssertFalse(r.stdout.contains(library), "\(library) in the module: \(r.stdout)")
+        }
+        let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", modulePath])
+        for prefix in [" bu_face_", " bu_camera_", " cblas_", " dgemm", " sgemm"] {
+            XCTAssertFalse(undefined.stdout.contains(prefix), "\(prefix) referenced by the module")
+        }
+        let defined = try runProcess("/usr/bin/nm", ["-C", "--defined-only", modulePath])
+        XCTAssertFalse(defined.stdout.contains("bu_face_") || defined.stdout.contains("bu_camera_") || defined.stdout.contains("dlib::"),
+                       "face engine or camera code linked into the module")
+        let helper = try runProcess("/usr/bin/ldd", [buildDirectory + "/biounlock-face"])
+        XCTAssertTrue(helper.stdout.contains("libdlib.so"), "the face helper is where dlib lives: \(helper.stdout)")
+        XCTAssertTrue(helper.stdout.contains("libblas.so"), "and its BLAS: \(helper.stdout)")
+        XCTAssertFalse(helper.stdout.contains("swift"), "the helper runs without the toolchain: \(helper.stdout)")
+    }
+
     /// The fuzz build's seams (a scripted reader, terminal and clock, cheap Argon2id: -D
     /// BIOUNLOCK_FUZZ, scripts/fuzz only) never reach the shipped module.
     func testNoFuzzSeamsInsideTheModule() throws {

@@ -111,6 +111,27 @@ public struct Options: Equatable, Sendable {
     /// read from root-owned configuration, like every option.
     public var localeDir: String = Localization.defaultDirectory
 
+    // The face (issue 34; README, "The face"). Off unless the admin turns it on.
+    public static let defaultFaceHelperPath = "/usr/libexec/biounlock/biounlock-face"
+    public static let defaultFaceModels = "/usr/share/biounlock/face"
+    /// `face=on`: the camera may watch for an enrolled user's face beside the reader.
+    public var face: Bool = false
+    /// The V4L2 camera (an infrared one: greyscale frames).
+    public var faceCamera: String = "/dev/video0"
+    /// Take a colour camera too (weaker: `enable` and `doctor` say so).
+    public var faceAllowRGB: Bool = false
+    /// The largest descriptor distance that counts as the same face, in thousandths (0.40: see
+    /// bench/RESULTS.md, "The face").
+    public var faceThresholdMilli: Int = 400
+    /// The face helper executable (root-owned, in root-owned directories).
+    public var faceHelper: String = Options.defaultFaceHelperPath
+    /// Where the model files are (root-owned).
+    public var faceModels: String = Options.defaultFaceModels
+    /// Test setting: the simulated camera's control socket, used instead of `face_camera`.
+    public var faceSimSocket: String?
+    /// Services without a terminal where the face is tried (a greeter, a screen locker).
+    public var faceDialogServices: [String] = []
+
     public init() {}
 }
 
@@ -368,6 +389,48 @@ extension Options {
             guard let v, isUnixBusAddress(v) else { return false }
             o.fprintdBus = v; return true
         },
+        OptionKey(name: "face", accepts: "on|off") { o, v in
+            switch v {
+            case "on", "yes": o.face = true
+            case "off", "no": o.face = false
+            default: return false
+            }
+            return true
+        },
+        OptionKey(name: "face_camera", accepts: "an absolute device path such as /dev/video2") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.faceCamera = v; return true
+        },
+        OptionKey(name: "face_allow_rgb", accepts: "yes|no") { o, v in
+            switch v {
+            case "yes": o.faceAllowRGB = true
+            case "no": o.faceAllowRGB = false
+            default: return false
+            }
+            return true
+        },
+        OptionKey(name: "face_threshold", accepts: "a distance from 0.20 to 0.60 (default 0.40)") { o, v in
+            guard let v, let milli = parseThousandths(v), (200...600).contains(milli) else { return false }
+            o.faceThresholdMilli = milli; return true
+        },
+        OptionKey(name: "face_helper", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.faceHelper = v; return true
+        },
+        OptionKey(name: "face_models", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.faceModels = v; return true
+        },
+        OptionKey(name: "face_sim_socket", accepts: "an absolute socket path of at most 107 bytes") { o, v in
+            guard let v, isAbsolutePath(v), v.utf8.count <= maximumSocketPathLength else { return false }
+            o.faceSimSocket = v; return true
+        },
+        OptionKey(name: "face_dialog_services", accepts: "PAM service names separated by commas") { o, v in
+            guard let v else { return false }
+            let names = v.split(separator: ",").map(String.init)
+            guard names.count <= 32, names.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f } }) else { return false }
+            o.faceDialogServices = names; return true
+        },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {
             case nil, "yes", "true", "1": o.debug = true
@@ -486,6 +549,17 @@ public func unixBusPath(_ address: String) -> String? {
 /// A reader selector: printable ASCII without spaces, at most 128 bytes.
 func isReaderSelector(_ value: String) -> Bool {
     !value.isEmpty && value.utf8.count <= 128 && value.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
+}
+
+/// Parses "0.4", "0.40" or "0.405" (at most three decimals, below 10) as thousandths.
+func parseThousandths(_ value: String) -> Int? {
+    let parts = value.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count <= 2, let whole = boundedInteger(String(parts[0]), in: 0...9) else { return nil }
+    guard parts.count == 2 else { return whole * 1000 }
+    let fraction = String(parts[1])
+    guard !fraction.isEmpty, fraction.utf8.count <= 3, let f = boundedInteger(fraction, in: 0...999) else { return nil }
+    let scale = fraction.utf8.count == 1 ? 100 : fraction.utf8.count == 2 ? 10 : 1
+    return whole * 1000 + f * scale
 }
 
 /// Parses a decimal integer within `range` without trapping on any input: ASCII digits only (no

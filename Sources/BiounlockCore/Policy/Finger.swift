@@ -33,6 +33,8 @@ public enum Finger: Int, CaseIterable, Sendable {
 /// How a transaction was decided.
 public enum AuthMethod: String, Sendable {
     case fingerprint, passcode
+    /// A face seen by the camera (biounlock-face): a second biometric, under the finger's rules.
+    case face
     /// The Unix password, checked by the next module and seen afterwards in pam_sm_setcred.
     case password
     case none

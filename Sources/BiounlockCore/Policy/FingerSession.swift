@@ -11,6 +11,10 @@ import BiounlockSystem
 final class FingerSession {
     enum Event: Equatable {
         case matched(Finger)
+        /// The camera saw the user's face.
+        case matchedFace
+        /// A face that is not the user's, counted as a wrong finger is; the camera is done.
+        case faceNotRecognised(triesLeft: Int)
         /// A wrong finger, counted; the reader waits for another touch.
         case notRecognised(triesLeft: Int)
         /// The reader asked for another touch (never a failure).
@@ -63,6 +67,9 @@ final class FingerSession {
     /// Whether the reader still waits for a touch.
     var isOpen: Bool { !released && !closing }
 
+    /// The camera beside (or instead of) the reader, when the face is used in this transaction.
+    var face: FaceWatching? { (sensor as? FaceWatching).flatMap { $0.watchesFace ? $0 : nil } }
+
     init(sensor: FingerprintSensor, templates: [Template], user: String, store: AuthStore, options: Options, clock: Clock, logger: Logger) {
         self.sensor = sensor; self.templates = templates; self.user = user; self.store = store
         self.options = options; self.clock = clock; self.logger = logger
@@ -86,6 +93,16 @@ final class FingerSession {
             closing = true
             sensor.startClosing()
             return .matched(finger)
+        case .faceMatched:
+            release()
+            return .matchedFace
+        case .faceNotRecognised:
+            // Counted as a wrong finger is (bio_lockout, max_tries), once per transaction: the
+            // camera stops after one such attempt (BiounlockSensors' BiometricReader).
+            switch countFailure() {
+            case .some(let end): return finish(end)
+            case .none: return .faceNotRecognised(triesLeft: options.maxTries - wrong)
+            }
         case .retry(let reason):
             return .retry(reason)
         case .unavailable(let why):
@@ -94,18 +111,24 @@ final class FingerSession {
         case .timedOut:
             return finish(.timedOut)
         case .noMatch:
-            wrong += 1
-            let consecutive: Int
-            do {
-                consecutive = try store.recordBiometricFailure(user: user, at: clock.now())
-            } catch {
-                logger.log(.error, "cannot record failed match for \(user): \(error)")
-                return finish(.uncounted)
-            }
-            if consecutive >= options.biometricLockout { return finish(.locked) }
-            if wrong >= options.maxTries { return finish(.exhausted) }
+            if let end = countFailure() { return finish(end) }
             return .notRecognised(triesLeft: options.maxTries - wrong)
         }
+    }
+
+    /// Counts one failed biometric attempt; the end it brings, or nil to go on.
+    private func countFailure() -> End? {
+        wrong += 1
+        let consecutive: Int
+        do {
+            consecutive = try store.recordBiometricFailure(user: user, at: clock.now())
+        } catch {
+            logger.log(.error, "cannot record failed match for \(user): \(error)")
+            return .uncounted
+        }
+        if consecutive >= options.biometricLockout { return .locked }
+        if wrong >= options.maxTries { return .exhausted }
+        return nil
     }
 
     private func finish(_ end: End) -> Event {

@@ -69,6 +69,9 @@ public struct UserRecord: Equatable, Sendable {
     /// Per-service overrides of `enabled`, keyed by PAM service name.
     public var serviceOverrides: [String: Bool]
     public var templates: [Template]
+    /// The enrolled face, read only when the face may be used in this transaction (face=on, a
+    /// person at the terminal or a face_dialog_services service): AuthStore.faceTemplates.
+    public var faceTemplates: [FaceTemplate] = []
     public var passcode: StoredPasscode?
     public var biometricFailures: Int
     public var passcodeFailures: Int
@@ -148,6 +151,8 @@ public protocol AuthStore: AnyObject {
     func loadUser(_ name: String, withTemplates: Bool) throws(StoreFailure) -> UserRecord?
     /// The user's enrolled prints, of every backend.
     func templates(user: String) throws(StoreFailure) -> [Template]
+    /// The user's enrolled face (none when there is none, or for stores without faces).
+    func faceTemplates(user: String) throws(StoreFailure) -> [FaceTemplate]
     /// Adds one failed match to the user's consecutive counter (atomically); returns the new count
     /// once it would survive a power loss.
     @discardableResult
@@ -199,6 +204,8 @@ public protocol AuthStore: AnyObject {
 }
 
 extension AuthStore {
+    public func faceTemplates(user: String) throws(StoreFailure) -> [FaceTemplate] { [] }
+
     public func inOneTransaction(_ writes: () -> Void) throws(StoreFailure) { writes() }
 
     /// One client at a time (the tests' memory store): nothing is ever in flight.
@@ -288,6 +295,30 @@ public enum VerifyResult: Equatable, Sendable {
     /// key was pressed at a type-or-touch prompt) or `waitUntil` passed. The reader keeps waiting
     /// for the same touch, until its own deadline, if verify is called again.
     case interrupted
+    /// The camera saw the user's face (a reader that also watches a camera: BiounlockSensors' Face/).
+    case faceMatched
+    /// The camera saw a face in several frames and it was not the user's: counted as a failed
+    /// biometric attempt, as a wrong finger is. The camera is done for this transaction.
+    case faceNotRecognised
+}
+
+/// A reader that also (or only) watches a camera for the user's face. The chain asks it what to
+/// put in the prompt.
+public protocol FaceWatching: AnyObject {
+    /// The camera is watching for the user's face.
+    var watchesFace: Bool { get }
+    /// A fingerprint reader waits for a touch beside it.
+    var watchesFinger: Bool { get }
+}
+
+/// One enrolled face: descriptors taken by biounlock-face (BiounlockFaceProtocol's
+/// FaceTemplateData), kept in the store's templates table with sensor `face`.
+public struct FaceTemplate: Equatable, Sendable {
+    public var data: [UInt8]
+    /// The camera it was taken with (V4L2 card and path, or the simulated camera).
+    public var camera: String
+    public var created: Int64
+    public init(data: [UInt8], camera: String, created: Int64) { self.data = data; self.camera = camera; self.created = created }
 }
 
 public enum EnrollEvent: Equatable, Sendable {

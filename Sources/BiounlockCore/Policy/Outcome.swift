@@ -2,6 +2,7 @@
 /// (An Error too, so that a step can return Result<_, Reason>: why it could not go on.)
 public enum Reason: String, Sendable, Error {
     case matched = "finger-matched"
+    case faceMatched = "face-matched"
     case passcodeAccepted = "passcode-accepted"
     case notEnabled = "not-enabled"
     /// Not enabled for this service, enabled for another: PAM_IGNORE, and the password that

@@ -14,14 +14,15 @@ import BiounlockSystem
 ///   counts, and the wait goes on until `timeout`.
 extension PolicyChain {
     func ask(_ session: FingerSession, takes: Messages.Takes, request: AuthRequest) -> Entry {
-        if options.prompt == .concurrent, let terminal = terminal() {
+        if options.prompt == .concurrent, let terminal = heldTerminal ?? terminal() {
             return typeOrTouch(session, at: terminal, takes: takes, request: request)
         }
         return dialog(session, takes: takes, request: request)
     }
 
     func typeOrTouch(_ session: FingerSession, at terminal: TypeOrTouchTerminal, takes: Messages.Takes, request: AuthRequest) -> Entry {
-        terminal.start(prompt: Messages.typeOrTouchPrompt(service: request.service, takes: takes))
+        let prompt = session.face.map { Messages.faceTypeOrTouchPrompt(service: request.service, takes: takes, withFinger: $0.watchesFinger) }
+        terminal.start(prompt: prompt ?? Messages.typeOrTouchPrompt(service: request.service, takes: takes))
         activeTerminal = terminal
         var cancelled = false
         defer {
@@ -53,7 +54,8 @@ extension PolicyChain {
 
     func dialog(_ session: FingerSession, takes: Messages.Takes, request: AuthRequest) -> Entry {
         if options.touchFirstSeconds > 0 {
-            say(request, exchange: Messages.touchPrompt(template: options.reason, service: request.service))
+            let face = session.face.map { Messages.faceRequest(service: request.service, withFinger: $0.watchesFinger) }
+            say(request, exchange: face ?? Messages.touchPrompt(template: options.reason, service: request.service))
             let window = Deadline.after(milliseconds: Int64(options.touchFirstSeconds) * 1000, clock: clock)
             while session.isOpen {
                 let event = session.next(waitUntil: window)
@@ -63,7 +65,9 @@ extension PolicyChain {
         }
         while true {
             let prompt: String
-            if session.isOpen {
+            if session.isOpen, let face = session.face {
+                prompt = Messages.faceDialogPrompt(service: request.service, takes: takes, withFinger: face.watchesFinger)
+            } else if session.isOpen {
                 prompt = Messages.dialogPrompt(service: request.service, takes: takes)
             } else if case .passcodeOrPassword = takes {
                 prompt = Messages.typePrompt(service: request.service, takes: takes)
@@ -96,6 +100,14 @@ extension PolicyChain {
         switch event {
         case .matched(let finger):
             return .matched(finger)
+        case .matchedFace:
+            return .matchedFace
+        case .faceNotRecognised(let triesLeft):
+            say(request, exchange: Messages.faceNotRecognised(triesLeft: triesLeft), isError: true)
+            // The reader alone waits now: the prompt says so.
+            if session.face == nil, session.isOpen {
+                terminal?.changePrompt(Messages.typeOrTouchPrompt(service: request.service, takes: takes))
+            }
         case .waiting:
             return nil
         case .notRecognised(let triesLeft):

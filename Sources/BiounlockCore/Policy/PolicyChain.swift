@@ -53,6 +53,9 @@ public final class PolicyChain {
     var activeTerminal: TypeOrTouchTerminal?
     /// Ctrl-C was pressed at this terminal: its SIGINT is delivered once the audit row is written.
     var interruptedTerminal: TypeOrTouchTerminal?
+    /// The type-or-touch terminal found while deciding whether the face may be used (step 7),
+    /// kept for step 8 so that it is looked for once.
+    var heldTerminal: TypeOrTouchTerminal?
 
     public init(options: Options, conversation: Conversation, logger: Logger, sensors: SensorProvider,
                 openStore: @escaping StoreOpener, lookupAccount: @escaping AccountLookup = Accounts.find,
@@ -74,6 +77,8 @@ public final class PolicyChain {
     /// What the user gave biounlock once the finger and the prompts are done.
     enum Entry {
         case matched(Finger)
+        /// The camera saw the user's face.
+        case matchedFace
         /// Wrong finger `max_tries` times, under policy=biometrics without a prompt to type at.
         case exhausted
         /// A line typed at biounlock's prompt: the passcode, or (if not) the Unix password.
@@ -102,6 +107,7 @@ public final class PolicyChain {
         var store: AuthStore?
         pendingSuccess = nil
         auditWritten = false
+        heldTerminal = nil
         bootIDOfThisRun = nil
         sessionInUse = nil
         let decision = decide(request, store: &store)
@@ -219,7 +225,7 @@ public final class PolicyChain {
         var noFinger = options.passcodeOnly ? nil : fingerGate(user: user, request: request, store: store, facts: facts, now: now, takes: takes)
         var session: FingerSession?
         if noFinger == nil && !options.passcodeOnly {
-            switch openReader(user: user, request: request, store: store) {
+            switch openReader(user: user, request: request, store: store, facts: facts) {
             case .success(let s): session = s
             case .failure(let reason): noFinger = reason
             }
@@ -280,13 +286,15 @@ public final class PolicyChain {
 
     // MARK: step 7: the reader
 
-    func openReader(user: UserRecord, request: AuthRequest, store: AuthStore) -> Result<FingerSession, Reason> {
+    func openReader(user: UserRecord, request: AuthRequest, store: AuthStore, facts: SessionFacts = SessionFacts()) -> Result<FingerSession, Reason> {
         // The prints are read now, not with the row: only an attempt that gets this far needs them.
         var user = user
         do { user.templates = try store.templates(user: user.name) } catch {
             logger.log(.error, "store unreadable: \(error)")
             return .failure(.storeUnavailable)
         }
+        // The face, when it may be used in this transaction (PolicyChain+Face.swift).
+        user.faceTemplates = faceTemplates(user: user, request: request, facts: facts, store: store)
         // The provider decides what "enrolled" means: the store's templates, or (sensor=fprintd)
         // the fingers fprintd holds for the user (SensorProvider.openReader(for:options:)).
         switch sensors.openReader(for: user, options: options) {
@@ -331,6 +339,9 @@ public final class PolicyChain {
         case .matched:
             recordSuccess(user: user.name, method: .fingerprint)
             return Decision(.success(.fingerprint), .matched, method: .fingerprint)
+        case .matchedFace:
+            recordSuccess(user: user.name, method: .face)
+            return Decision(.success(.face), .faceMatched, method: .face)
         case .exhausted:
             return Decision(.maxTries, .wrongFinger, method: .fingerprint)
         case .nothing(let reason):

@@ -48,6 +48,9 @@ enum DoctorCommand {
         // The SQLite linked into the module, against the system's.
         checks.append(sqliteCheck())
 
+        // The face, when it is on (FaceCommands.swift).
+        checks += faceChecks(context.options)
+
         // The PAM services.
         let files = readPamDir(pamDir)
         if files.isEmpty {

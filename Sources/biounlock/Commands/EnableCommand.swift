@@ -86,6 +86,9 @@ enum EnableCommand {
                 try FprintdPrintsRecord.afterListing(fprintdDevices, user: account.name, stored: record?.fprintdPrints, store: store)
             }
         }
+        if enabled, context.options.face, context.options.faceAllowRGB, !(record?.faceTemplates.isEmpty ?? true) {
+            Output.warning(L("face_allow_rgb=yes: a colour camera is taken, and a printed photo may pass for a face"))
+        }
         let v: KeyValuePairs = ["user": account.name, "service": service ?? ""]
         switch (enabled, service != nil) {
         case (true, false): Output.line(L("Biometric unlock on for {user}.", v))

@@ -11,7 +11,8 @@ enum EnrolCommand {
         options: [OptionSpec(name: "--finger", value: "F", help: L("finger to enrol (default {finger})", ["finger": Finger.default.name])),
                   OptionSpec(name: "--device", value: "D", help: L("reader to use: driver, device id or driver/id (see 'biounlock sensors')")),
                   OptionSpec(name: "--timeout", value: "SECONDS", help: L("how long to wait for the touches (default 60)"), kind: .seconds(1...600)),
-                  OptionSpec(name: "--replace", value: nil, help: L("enrol a finger that is already enrolled again, replacing its print"))],
+                  OptionSpec(name: "--replace", value: nil, help: L("enrol a finger that is already enrolled again, replacing its print")),
+                  OptionSpec(name: "--face", value: nil, help: L("enrol the face (the camera face_camera names) instead of a finger"))],
         abstract: L("Enrol a finger for USER."),
         discussion: L("Touch the reader as many times as it asks (5 for the simulated sensor) with the same finger. A finger that is already enrolled is enrolled again only with --replace (on a terminal, after asking). With sensor fprintd, fprintd takes and keeps the print (as GNOME Settings and fprintd-enroll do)."),
         writes: true, aliases: ["enroll"], run: run)
@@ -24,6 +25,9 @@ enum EnrolCommand {
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
         try context.requireOwnRecord(account, in: store)
+        if invocation.has("--face") {
+            return try FaceCommands.enrol(context, options: options, store: store, user: account.name, seconds: seconds)
+        }
         if options.sensor == .fprintd {
             return try enrolInFprintd(context, options: options, store: store, user: account.name, finger: finger, seconds: seconds)
         }

@@ -10,6 +10,7 @@ enum UnenrolCommand {
         path: ["unenrol"], positionals: [("USER", false)],
         options: [OptionSpec(name: "--finger", value: "F", help: L("the finger to remove")),
                   OptionSpec(name: "--all", value: nil, help: L("remove every enrolled finger")),
+                  OptionSpec(name: "--face", value: nil, help: L("remove the enrolled face")),
                   OptionSpec(name: "--device", value: "D", help: L("reader holding on-reader prints: driver, device id or driver/id"))],
         abstract: L("Remove an enrolled finger (or all) for USER."),
         discussion: L("Readers that store prints themselves (match-on-chip) also have them deleted; when that reader is absent the print is still removed from the store, which is what grants access. With sensor fprintd the prints are deleted from fprintd."),
@@ -18,6 +19,12 @@ enum UnenrolCommand {
     static func run(_ invocation: Invocation) throws -> Int32 {
         let context = try Context(invocation)
         let account = try context.account(invocation.positionals[0])
+        if invocation.has("--face") {
+            guard !invocation.has("--all"), invocation.value("--finger") == nil else {
+                throw UsageError(L("--face removes the face only: name fingers in another call"), command: spec)
+            }
+            return try FaceCommands.unenrol(store: try context.openStore(), user: account.name)
+        }
         let all = invocation.has("--all")
         let fingerName = invocation.value("--finger")
         guard all != (fingerName != nil) else {

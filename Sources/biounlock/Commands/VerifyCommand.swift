@@ -10,7 +10,8 @@ import BiounlockStore
 enum VerifyCommand {
     static let spec = CommandSpec(
         path: ["verify"], positionals: [("USER", false)],
-        options: [OptionSpec(name: "--service", value: "S", help: L("evaluate as this PAM service (default sudo)"), kind: .service)],
+        options: [OptionSpec(name: "--service", value: "S", help: L("evaluate as this PAM service (default sudo)"), kind: .service),
+                  OptionSpec(name: "--face", value: nil, help: L("use the enrolled face too, even with face=off (to try it before turning it on)"))],
         abstract: L("Try the whole chain for USER, as the module would, and say what decided."),
         discussion: L("Touch the reader or type the passcode when asked. The attempt counts like a real one."),
         writes: true, run: run)
@@ -20,7 +21,8 @@ enum VerifyCommand {
         let name = invocation.positionals[0]
         let service = invocation.value("--service") ?? "sudo"
         let logger = StderrLogger(verbose: true)
-        let options = context.options
+        var options = context.options
+        if invocation.has("--face") { options.face = true }
         let chain = PolicyChain(
             options: options, conversation: TerminalConversation(), logger: logger, sensors: Sensors(logger: logger, helperDiagnostics: .stderr),
             openStore: { Store.openForAuthentication(options) },

@@ -25,7 +25,7 @@ final class StatusCommandTests: CLIFixture {
         let users = try XCTUnwrap(status["users"] as? [[String: Any]])
         XCTAssertEqual(users.count, 1)
         let u = users[0]
-        XCTAssertEqual(Set(u.keys), ["user", "enabled", "services", "fingers", "passcode", "biometric_failures",
+        XCTAssertEqual(Set(u.keys), ["user", "enabled", "services", "fingers", "face", "passcode", "biometric_failures",
                                      "passcode_failures", "last_success", "last_failure", "biometric_lockout", "passcode_lockout",
                                      "passcode_required", "uid", "account"], "the documented JSON shape")
         XCTAssertEqual(u["uid"] as? Int, Int(getpwnam(user)?.pointee.pw_uid ?? 99), "bound to the account")
