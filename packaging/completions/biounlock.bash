@@ -8,14 +8,14 @@ _biounlock_commands="enrol enroll unenrol unenroll passcode enable disable statu
 # The options of a command (its words joined by a space), global ones apart.
 _biounlock_options() {
     case $1 in
-        enrol|enroll) echo "--finger --device --timeout --replace" ;;
-        unenrol|unenroll) echo "--finger --all --device" ;;
+        enrol|enroll) echo "--finger --device --timeout --replace --face" ;;
+        unenrol|unenroll) echo "--finger --all --device --face" ;;
         "passcode set") echo "--kind --stdin" ;;
         enable|disable) echo "--service --pam-dir --force" ;;
         status|list|sensors|version) echo "--json" ;;
         doctor) echo "--pam-dir --module --json" ;;
         log) echo "--user --service --since --limit --json" ;;
-        verify) echo "--service" ;;
+        verify) echo "--service --face" ;;
         reset) echo "--biometric --passcode" ;;
         "sim "*) echo "--wait" ;;
     esac
