@@ -63,7 +63,36 @@ public enum StatusReport {
         case ("maxtries", _): return L("refused: too many wrong fingers")
         case ("user-unknown", _): return L("not a user of this system")
         case ("conversation-error", _): return L("no answer, or cancelled")
-        default: return outcome
+        default: return describe(change: outcome) ?? outcome
+        }
+    }
+
+    /// The changes biounlockd records (its rows' outcome is the change, e.g. `passcode-set:pin`,
+    /// `enabled:sudo`: BiounlockService/ManagerMethods.swift) in words; nil for any other code.
+    static func describe(change: String) -> String? {
+        let parts = change.split(separator: ":", maxSplits: 1)
+        guard let code = parts.first else { return nil }
+        let detail = parts.count > 1 ? String(parts[1]) : nil
+        // TRANSLATORS: `biounlock log`: a change made through biounlockd (the user's own, or an
+        // admin's); the audit codes follow in parentheses, untranslated.
+        switch (code, detail) {
+        case ("reauthenticated", nil): return L("re-authenticated with the password")
+        case ("reauthentication-failed", nil): return L("re-authentication failed")
+        case ("enabled", nil): return L("biometric unlock turned on")
+        case ("enabled", let service?): return L("biometric unlock turned on for {service}", ["service": service])
+        case ("disabled", nil): return L("biometric unlock turned off")
+        case ("disabled", let service?): return L("biometric unlock turned off for {service}", ["service": service])
+        case ("passcode-set", "pin"): return L("PIN set")
+        case ("passcode-set", "password"): return L("passcode set (text)")
+        case ("passcode-set", "pattern"): return L("pattern set")
+        case ("passcode-removed", nil): return L("passcode removed")
+        case ("finger-enrolled", let finger?): return L("finger enrolled: {finger}", ["finger": finger])
+        case ("fingers-removed", "all"): return L("every finger removed")
+        case ("fingers-removed", let finger?): return L("finger removed: {finger}", ["finger": finger])
+        case ("lockouts-reset", nil): return L("lockouts cleared")
+        case ("lockouts-reset", "biometric"): return L("fingerprint lockout cleared")
+        case ("lockouts-reset", "passcode"): return L("passcode lockout cleared")
+        default: return nil
         }
     }
 

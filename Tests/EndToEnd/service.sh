@@ -203,7 +203,7 @@ check "own unlock: 'biounlock enable --service sudo' turns it on for sudo only" 
 check "own unlock: 'biounlock status' shows the user's record (service, finger, PIN); --json parses" \
     eval 'rc_is status 0 && said status "for sudo: on" && said status "right-index-finger (simulated, enrolled" && said status "passcode: pin" && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$out/status-json.out"' -- $(files status status-json)
 check "own unlock: 'biounlock log' shows the user's own audit rows of the changes" \
-    eval 'rc_is log 0 && said log "biounlockd  passcode-set:pin (none, self)" && said log "finger-enrolled:right-index-finger" && said log "enabled:sudo"' -- $(files log)
+    eval 'rc_is log 0 && said log "biounlockd  PIN set (none, passcode-set:pin, self)" && said log "finger enrolled: right-index-finger (none, finger-enrolled:right-index-finger, self)" && said log "biometric unlock turned on for sudo (none, enabled:sudo, self)"' -- $(files log)
 check "audit: every change is a row (service biounlockd, reason self), the re-authentications too" \
     eval 'events after-setup "$ALICE" >"$out/rows.txt" && grep -qx "reauthenticated self" "$out/rows.txt" && grep -qx "passcode-set:pin self" "$out/rows.txt" && grep -qx "enabled:sudo self" "$out/rows.txt" && grep -qx "finger-enrolled:right-index-finger self" "$out/rows.txt"' -- "$out/after-setup.events.json"
 check "sudo then takes their PIN, first ('PIN required: enter it once before using your finger.': require_passcode)" \
