@@ -131,6 +131,13 @@ public struct Options: Equatable, Sendable {
     public var faceSimSocket: String?
     /// Services without a terminal where the face is tried (a greeter, a screen locker).
     public var faceDialogServices: [String] = []
+    /// PAM services whose caller runs a fingerprint stack of its own beside them (GDM runs
+    /// gdm-fingerprint beside gdm-password, KDE's lock screen kde-fingerprint beside kde): there
+    /// biounlock never opens the reader -- so the two stacks never both claim it -- and its
+    /// prompt, the passcode or the password, is up at once (docs/DESIGN.md, "Greeters and lock
+    /// screens as Debian ships them"). Empty (`none`): every service may use the reader.
+    public var passwordServices: [String] = Options.defaultPasswordServices
+    public static let defaultPasswordServices = ["gdm-password", "kde"]
 
     public init() {}
 }
@@ -430,6 +437,11 @@ extension Options {
             let names = v.split(separator: ",").map(String.init)
             guard names.count <= 32, names.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f } }) else { return false }
             o.faceDialogServices = names; return true
+        },
+        OptionKey(name: "password_services", accepts: "PAM service names separated by commas, or none") { o, v in
+            let names = v == "none" ? [] : (v ?? "").split(separator: ",").map(String.init)
+            guard names.count <= 32, names.allSatisfy({ $0.utf8.count <= 64 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f } }) else { return false }
+            o.passwordServices = names; return true
         },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {
