@@ -7,7 +7,8 @@ import BiounlockStore
 import BiounlockSensors
 
 /// Issue 33, item 1: the desktop's PAM files as Debian ships them, with nothing edited by hand.
-/// GDM's `gdm-password` is the gdm3 package's own file (Tests/Fixtures/debian-pam.d, unedited),
+/// GDM's `gdm-password` is the gdm3 package's own file, i3lock's and login's those of the i3lock
+/// and login packages (Tests/Fixtures/debian-pam.d, unedited; README.md there),
 /// and common-auth/common-account are what Debian's real pam-auth-update writes with biounlock's
 /// profile enabled (Tests/EndToEnd/lib/pam-auth-update-layout.sh, in a private mount namespace).
 /// libpam resolves `@include` in /etc/pam.d even under pam_start_confdir, so the generated
@@ -45,6 +46,7 @@ final class DebianStackTests: XCTestCase {
         let commonAuth = try String(contentsOfFile: fixture.confdir + "/common-auth", encoding: .utf8)
         XCTAssertTrue(commonAuth.contains("pam_biounlock.so"), "the profile is in common-auth: \(commonAuth)")
         try FileManager.default.copyItem(atPath: Self.fixtures + "/gdm-password", toPath: fixture.confdir + "/gdm-password")
+        try FileManager.default.copyItem(atPath: Self.fixtures + "/i3lock", toPath: fixture.confdir + "/i3lock")
         for d in ["security-upper", "security-work", "etc-security-upper", "etc-security-work"] {
             try FileManager.default.createDirectory(atPath: fixture.dir + "/" + d, withIntermediateDirectories: false,
                                                     attributes: [.posixPermissions: 0o755])
@@ -76,6 +78,7 @@ final class DebianStackTests: XCTestCase {
             d=$0
             mount --bind "$d/etc/passwd" /etc/passwd && mount --bind "$d/etc/group" /etc/group && mount --bind "$d/etc/shadow" /etc/shadow || exit 70
             for f in common-auth common-account common-session common-password; do mount --bind "$d/pam.d/$f" "/etc/pam.d/$f" || exit 73; done
+            mount --bind "\(Self.fixtures)/login" /etc/pam.d/login || exit 74
             mount -t overlay overlay -o "lowerdir=\(Self.securityDirectory),upperdir=$d/security-upper,workdir=$d/security-work" \(Self.securityDirectory) || exit 71
             mount -t overlay overlay -o "lowerdir=/etc/security,upperdir=$d/etc-security-upper,workdir=$d/etc-security-work" /etc/security || exit 72
             exec "$@"
@@ -84,9 +87,41 @@ final class DebianStackTests: XCTestCase {
     }
 
     func gdmPassword(answers: [String], unixAnswer: String? = nil, touches: [SimCommand] = []) throws -> Transaction {
+        try transaction("gdm-password", answers: answers, unixAnswer: unixAnswer, touches: touches)
+    }
+
+    func transaction(_ service: String, answers: [String], unixAnswer: String? = nil, touches: [SimCommand] = []) throws -> Transaction {
         var extra: [String] = ["--syslog"]
         if let unixAnswer { extra += ["--answer-prompt", ContractText.unixPrompt + "=" + unixAnswer] }
-        return try fixture.authenticate(service: "gdm-password", answers: answers, touches: touches, extra: extra, wrapper: wrapper)
+        return try fixture.authenticate(service: service, answers: answers, touches: touches, extra: extra, wrapper: wrapper)
+    }
+
+    // MARK: i3lock as Debian ships it: `auth include login` (Debian's login, then common-auth)
+
+    /// i3lock reads what is typed, then answers every prompt with it and shows none of the
+    /// module's messages: with Debian's own file the prompt must come at once (no touch request
+    /// holding the typed password back touch_first seconds: prompt_first_services), the Unix
+    /// password unlocks through pam_unix, and an empty answer waits for the finger, which unlocks.
+    /// (As root here; i3lock runs it as the user, where biounlock-check runs the same chain.)
+    func testI3lockAsDebianShipsItTakesTheTypedPasswordAtOnceAndTheFinger() throws {
+        let prompt = "PROMPT_OFF: " + ContractText.orEnter(ContractText.pinOrPassword, "i3lock")
+        let typed = try transaction("i3lock", answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(typed.code, "PAM_SUCCESS", typed.raw.stdout)
+        XCTAssertEqual(typed.messages, [prompt], "the prompt first: no touch request before it")
+
+        let finger = try transaction("i3lock", answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
+        XCTAssertEqual(finger.messages.first, prompt)
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
+    }
+
+    /// With `prompt_first_services = none` the same file shows the touch request first (what it
+    /// did before issue 33: the typed password waited touch_first seconds behind it).
+    func testWithoutPromptFirstServicesI3lockWaitsBehindTheTouchRequest() throws {
+        try config("prompt_first_services = none")
+        let t = try transaction("i3lock", answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+        XCTAssertEqual(t.messages.first, "INFO: " + ContractText.touchRequest("i3lock"), "\(t.messages)")
     }
 
     /// GDM's password stack as Debian ships it, through common-auth with the profile: the prompt
