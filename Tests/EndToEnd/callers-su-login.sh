@@ -70,7 +70,7 @@ SU_DONE="$(prompt_reader_done "$CRED_PIN" su)"
 SU_LOCKED="$(prompt_type_or_touch "$CRED_PASSWORD" su)"
 LOGIN_PROMPT="$(prompt_type_or_touch "$CRED_PIN" login)"
 # The prompt the reader leaves, old wording or new (a loose wait; the checks are exact).
-AFTER_READER='for su[^,]*: $'
+AFTER_READER='for running a command as root[^,]*: $'
 
 # ---------------------------------------------------------------- su
 SU_TARGET=$BOB su_as su-infra "$ALICE" '=: $' ">$BOB_PW"

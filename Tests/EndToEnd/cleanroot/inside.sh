@@ -191,18 +191,20 @@ check "sudo: the first time after enrolling the PIN is required ('PIN required: 
     -- $(files sudo-first)
 
 # no_unix_prompt NAME: pam_unix (or sudo for it) never asked for the Unix password.
+# What the prompts say for these services (ServiceWords, issue 33 item 3).
+words() { case "$1" in login) echo "logging in" ;; *) echo "running a command as root" ;; esac; }
 no_unix_prompt() { not_saw "$1" "Password:" && not_saw "$1" "password for $ALICE"; }
 
 # Round 1, the default prompt (type or touch): one prompt on the terminal takes a touch, the PIN
 # or the Unix password.
 for p in login su sudo; do
     run_as $p $p-touch "$FINGER" - -
-    check "$p, type or touch: at 'PIN or password for $p, or touch the reader: ' a touch of the enrolled finger logs $ALICE in (no PIN, no password)" \
-        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "PIN or password for $p, or touch the reader: " && not_saw $p-touch "PIN or password for $p: " && no_unix_prompt $p-touch' \
+    check "$p, type or touch: at 'PIN or password for $(words $p), or touch the reader: ' a touch of the enrolled finger logs $ALICE in (no PIN, no password)" \
+        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "PIN or password for $(words $p), or touch the reader: " && not_saw $p-touch "PIN or password for $(words $p): " && no_unix_prompt $p-touch' \
         -- $(files $p-touch)
     run_as $p $p-pin "$three_wrong" "$PIN" -
-    check "$p, type or touch: 3 wrong fingers, then at 'PIN or password for $p: ' the PIN logs $ALICE in" \
-        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "PIN or password for $p: " && no_unix_prompt $p-pin' \
+    check "$p, type or touch: 3 wrong fingers, then at 'PIN or password for $(words $p): ' the PIN logs $ALICE in" \
+        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "PIN or password for $(words $p): " && no_unix_prompt $p-pin' \
         -- $(files $p-pin)
     run_as $p $p-habit - "$ALICE_PW" -
     check "$p, type or touch: the Unix password typed at biounlock's prompt logs $ALICE in, typed once (pam_unix try_first_pass)" \
@@ -210,17 +212,17 @@ for p in login su sudo; do
 done
 run_as sudo sudo-typed - "$PIN" -
 check "sudo, type or touch: the PIN typed at once, with no touch, lets $ALICE in" \
-    eval '[ "$(rc sudo-typed)" = 0 ] && saw sudo-typed "PIN or password for sudo, or touch the reader: " && not_saw sudo-typed "Fingerprint not recognised" && no_unix_prompt sudo-typed' \
+    eval '[ "$(rc sudo-typed)" = 0 ] && saw sudo-typed "PIN or password for running a command as root, or touch the reader: " && not_saw sudo-typed "Fingerprint not recognised" && no_unix_prompt sudo-typed' \
     -- $(files sudo-typed)
 # The package's catalogs (/usr/share/locale): the same sudo in Chinese, by a touch.
 # shellcheck disable=SC2016
 drive sudo-zh "$FINGER" - - "RESULT-uid=0" - $(AS_LANGUAGE=zh_CN as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
-check "sudo in Chinese (LANGUAGE=zh_CN, the package's /usr/share/locale/zh_CN/LC_MESSAGES/biounlock.mo): at 'PIN 码或密码（sudo），或触摸指纹读取器：' a touch lets $ALICE in" \
-    eval '[ "$(rc sudo-zh)" = 0 ] && saw sudo-zh "PIN 码或密码（sudo），或触摸指纹读取器：" && not_saw sudo-zh "or touch the reader" && no_unix_prompt sudo-zh' \
+check "sudo in Chinese (LANGUAGE=zh_CN, the package's /usr/share/locale/zh_CN/LC_MESSAGES/biounlock.mo): at 'PIN 码或密码（运行 root 命令），或触摸指纹读取器：' a touch lets $ALICE in" \
+    eval '[ "$(rc sudo-zh)" = 0 ] && saw sudo-zh "PIN 码或密码（运行 root 命令），或触摸指纹读取器：" && not_saw sudo-zh "or touch the reader" && no_unix_prompt sudo-zh' \
     -- $(files sudo-zh)
 run_as sudo sudo-enter "$three_wrong" ENTER "$ALICE_PW"
 check "sudo, type or touch: Enter alone after 3 wrong fingers falls through to the Unix password, which works" \
-    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "PIN or password for sudo: " && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
+    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "PIN or password for running a command as root: " && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
 # Failed matches add up across services (bio_lockout): start the next ones from zero.
 biounlock reset "$ALICE" >"$out/reset.log" 2>&1
 check "biounlock reset $ALICE clears the failure counters" test $? -eq 0 -- "$out/reset.log"
@@ -233,12 +235,12 @@ check "su: a wrong PIN is handed on to pam_unix, which refuses it (su: Authentic
 set_prompt sequential
 for p in login su sudo; do
     run_as $p $p-seq-touch "$FINGER" - -
-    check "$p, sequential: 'Touch the fingerprint reader to authenticate for $p' and a touch of the enrolled finger log $ALICE in" \
-        eval '[ "$(rc $p-seq-touch)" = 0 ] && saw $p-seq-touch "Touch the fingerprint reader to authenticate for $p" && no_unix_prompt $p-seq-touch' \
+    check "$p, sequential: 'Touch the fingerprint reader to authenticate for $(words $p)' and a touch of the enrolled finger log $ALICE in" \
+        eval '[ "$(rc $p-seq-touch)" = 0 ] && saw $p-seq-touch "Touch the fingerprint reader to authenticate for $(words $p)" && no_unix_prompt $p-seq-touch' \
         -- $(files $p-seq-touch)
     run_as $p $p-seq-pin "$three_wrong" "$PIN" -
-    check "$p, sequential: 3 wrong fingers, then at 'PIN or password for $p: ' the PIN logs $ALICE in" \
-        eval '[ "$(rc $p-seq-pin)" = 0 ] && saw $p-seq-pin "Fingerprint not recognised" && saw $p-seq-pin "PIN or password for $p: " && no_unix_prompt $p-seq-pin' \
+    check "$p, sequential: 3 wrong fingers, then at 'PIN or password for $(words $p): ' the PIN logs $ALICE in" \
+        eval '[ "$(rc $p-seq-pin)" = 0 ] && saw $p-seq-pin "Fingerprint not recognised" && saw $p-seq-pin "PIN or password for $(words $p): " && no_unix_prompt $p-seq-pin' \
         -- $(files $p-seq-pin)
 done
 set_prompt concurrent
