@@ -19,10 +19,12 @@ SECURITY=/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_6
 # shellcheck source=../lib/checks.bash
 source "$e2e/checks.bash"
 # pam_same [EXCEPT]: every common-* file saved before the package equals /etc/pam.d's (but EXCEPT).
-pam_same() {
-    local f
+pam_same() { # pam_same [NAME...]: every file but NAME... is as before
+    local f n skip
     for f in "$out"/pam.orig/*; do
-        [ "${f##*/}" = "${1:-}" ] && continue
+        skip=0
+        for n in "$@"; do [ "${f##*/}" = "$n" ] && skip=1; done
+        [ "$skip" = 1 ] && continue
         cmp -s "$f" "/etc/pam.d/${f##*/}" || return 1
     done
 }
@@ -101,7 +103,9 @@ check "enabled: common-auth has biounlock's line with success=end turned into a 
 check "enabled: pam_biounlock.so comes right before pam_unix.so, and the jump lands on pam_permit" \
     eval 'awk "/^auth/ { n++; m[n] = \$0 } END { for (i = 1; i <= n; i++) if (m[i] ~ /pam_biounlock/) { exit !(m[i+1] ~ /pam_unix/ && m[i+3] ~ /pam_permit/) } exit 1 }" /etc/pam.d/common-auth' \
     -- "$out/common-auth.enabled"
-check "enabled: only common-auth changed" pam_same common-auth
+check "enabled: common-account has the profile's account line (the Unix password's witness for callers without pam_setcred)" \
+    grep -qP "^account\t+optional\t+pam_biounlock\\.so\\s*\$" /etc/pam.d/common-account -- /etc/pam.d/common-account
+check "enabled: only common-auth and common-account changed" pam_same common-auth common-account
 pam-auth-update --disable biounlock >"$out/pam-disable.log" 2>&1
 check "pam-auth-update --disable biounlock restores every common-* file byte for byte" pam_same -- "$out/pam-disable.log"
 pam-auth-update --enable biounlock >>"$out/pam-enable.log" 2>&1
