@@ -136,7 +136,7 @@ final class CheckerServiceTests: XCTestCase {
         let e = try check(replies: [answer(pin)])
         XCTAssertEqual(e.decision, Decision(.success(.passcode), .passcodeAccepted, method: .passcode))
         XCTAssertEqual(try e.relayed.get(), e.decision, "the module gets exactly the checker's decision")
-        XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for unlocking the screen, or Enter to use the reader: "])
+        XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for unlocking the screen, or touch the reader, then press Enter: "])
         XCTAssertEqual(e.conversation.handedOver, [], "the verified PIN never comes back")
         let row = try XCTUnwrap(store.recentEvents(user: "daemon").first)
         XCTAssertEqual([row.service, row.method.rawValue, row.outcome, row.reason], ["i3lock", "passcode", "success", "passcode-accepted"])
@@ -253,7 +253,7 @@ final class CheckerServiceTests: XCTestCase {
             XCTAssertEqual(e.languages, expected, "\(locale) \(language)")
             XCTAssertEqual(e.log.contains("the caller's locale is not a plain name; English"), expected.isEmpty && !locale.isEmpty,
                            "\(locale): \(e.log)")
-            XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for unlocking the screen, or Enter to use the reader: "],
+            XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for unlocking the screen, or touch the reader, then press Enter: "],
                            "\(locale): the test executable switches nothing: English")
         }
     }

@@ -119,11 +119,11 @@ check "xscreensaver: ... and so does the Unix password" result xscreensaver-pass
 check "xscreensaver: a touch while the touch request is shown, then Enter, unlocks" result xscreensaver-touch unlocked -- "${xlogs[@]}"
 check "xscreensaver: its dialog showed biounlock's touch request, then its prompt" \
     eval 'grep -q "TEXT_INFO=\"Touch the fingerprint reader to authenticate for unlocking the screen\"" "$out/xscreensaver.log" &&
-          grep -q "ECHO_OFF=\"PIN or password for unlocking the screen, or Enter to use the reader: \"" "$out/xscreensaver.log"' -- "$out/xscreensaver.log"
+          grep -q "ECHO_OFF=\"PIN or password for unlocking the screen, or touch the reader, then press Enter: \"" "$out/xscreensaver.log"' -- "$out/xscreensaver.log"
 check "xscreensaver in zh_CN.UTF-8: the checker's touch request and prompt in Chinese, and the PIN unlocks" \
     eval 'result xscreensaver-zh-pin unlocked &&
           grep -q "TEXT_INFO=\"请触摸指纹读取器以进行 解锁屏幕 认证\"" "$out/xscreensaver-zh.log" &&
-          grep -q "ECHO_OFF=\"PIN 码或密码（解锁屏幕），或按回车键使用指纹读取器：\"" "$out/xscreensaver-zh.log"' \
+          grep -q "ECHO_OFF=\"PIN 码或密码（解锁屏幕），或触摸指纹读取器后按回车键：\"" "$out/xscreensaver-zh.log"' \
     -- "$out/x-session.log" "$out/xscreensaver-zh.log"
 
 # ---- vlock, on a terminal ----

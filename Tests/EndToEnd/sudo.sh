@@ -137,8 +137,8 @@ run_sudo habit "$ALICE" "$ALICE_UNIX_PW"$'\n'
 # shellcheck disable=SC2046
 {
 check "(g) one secret: the Unix password given to biounlock's prompt lets sudo succeed" ran_as_root habit -- $(show habit)
-check "(g) one secret: the prompt said what it takes: 'PIN or password for running a command as root, or Enter to use the reader: '" \
-    saw habit "PIN or password for running a command as root, or Enter to use the reader: " -- $(show habit)
+check "(g) one secret: the prompt said what it takes: 'PIN or password for running a command as root, or touch the reader, then press Enter: '" \
+    saw habit "PIN or password for running a command as root, or touch the reader, then press Enter: " -- $(show habit)
 check "(g) one secret: nobody typed it twice (no '[sudo] password for' prompt: pam_unix try_first_pass took it)" \
     not_saw habit "password for $ALICE" -- $(show habit)
 }

@@ -180,7 +180,7 @@ final class CheckerTests: XCTestCase {
             XCTAssertEqual(r.user.code, code, "\(name): \(r.user.raw.stdout)")
             XCTAssertEqual(r.user.code, r.root.code, name)
             XCTAssertEqual(r.user.messages, r.root.messages, "\(name): the same prompt and messages")
-            XCTAssertEqual(r.user.messages.first, "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: ", name)
+            XCTAssertEqual(r.user.messages.first, "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: ", name)
             XCTAssertEqual(r.rows.count, 2, name)
             if r.rows.count == 2 {
                 let (u, root) = (r.rows[0], r.rows[1])
@@ -290,13 +290,13 @@ final class CheckerTests: XCTestCase {
     func testTheCheckerSpeaksTheLockersLanguage() throws {
         try world.config("locale_dir = \(buildDirectory)/locale")
         let dialog: [(String, [String: String], String)] = [
-            ("zh_CN", ["LANG": "zh_CN.UTF-8"], "PROMPT_OFF: PIN 码或密码（biotest），或按回车键使用指纹读取器："),
-            ("LANGUAGE", ["LANG": "C.UTF-8", "LANGUAGE": "zh_CN"], "PROMPT_OFF: PIN 码或密码（biotest），或按回车键使用指纹读取器："),
-            ("de_DE", ["LANG": "de_DE.UTF-8"], "PROMPT_OFF: PIN oder Passwort für biotest (oder Eingabetaste für den Fingerabdruckleser): "),
-            ("C", ["LANG": "C"], "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
-            ("GB18030", ["LANG": "zh_CN.GB18030"], "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
+            ("zh_CN", ["LANG": "zh_CN.UTF-8"], "PROMPT_OFF: PIN 码或密码（biotest），或触摸指纹读取器后按回车键："),
+            ("LANGUAGE", ["LANG": "C.UTF-8", "LANGUAGE": "zh_CN"], "PROMPT_OFF: PIN 码或密码（biotest），或触摸指纹读取器后按回车键："),
+            ("de_DE", ["LANG": "de_DE.UTF-8"], "PROMPT_OFF: PIN oder Passwort für biotest (oder Fingerabdruckleser berühren, dann Eingabetaste): "),
+            ("C", ["LANG": "C"], "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: "),
+            ("GB18030", ["LANG": "zh_CN.GB18030"], "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: "),
             ("a path in LANGUAGE", ["LANG": "C.UTF-8", "LANGUAGE": "../../../tmp/zh_CN"],
-             "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
+             "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: "),
         ]
         for (name, environment, prompt) in dialog {
             let r = try bothWays(answers: [pin], extra: ["--setlocale"], environment: environment)

@@ -126,7 +126,7 @@ final class DebianStackTests: XCTestCase {
 
     /// GDM's password stack as Debian ships it, through common-auth with the profile: the prompt
     /// is biounlock's passcode-or-password prompt at once -- no touch request, no touch_first
-    /// wait, no "Enter to use the reader" -- and the Unix password or the PIN typed there logs in.
+    /// wait, no "touch the reader, then press Enter" -- and the Unix password or the PIN typed there logs in.
     /// The reader is gdm-fingerprint's: this stack never opens it (a touch answers nothing).
     func testGdmPasswordAsDebianShipsItPutsThePromptUpAtOnceAndLeavesTheReader() throws {
         let atOnce = "PROMPT_OFF: " + ContractText.done(ContractText.pinOrPassword, "gdm-password")

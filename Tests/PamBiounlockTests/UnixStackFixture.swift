@@ -11,7 +11,7 @@ enum ContractText {
     /// pam_unix's own prompt.
     static let unixPrompt = "Password: "
     /// Without a terminal, while the reader is still usable.
-    static func orEnter(_ cred: String, _ service: String) -> String { "\(cred) for \(words(service)), or Enter to use the reader: " }
+    static func orEnter(_ cred: String, _ service: String) -> String { "\(cred) for \(words(service)), or touch the reader, then press Enter: " }
     /// Once the finger cannot be used (or the reader is done).
     static func done(_ cred: String, _ service: String) -> String { "\(cred) for \(words(service)): " }
     static func touchRequest(_ service: String) -> String { "Touch the fingerprint reader to authenticate for \(words(service))" }

@@ -68,10 +68,10 @@ public enum Messages {
         // them: Enter alone goes on waiting for a touch.
         let v: KeyValuePairs = ["service": ServiceWords.words(for: service)]
         switch takes {
-        case .passcodeOrPassword(.pin): return L("PIN or password for {service}, or Enter to use the reader: ", v)
-        case .passcodeOrPassword(.password): return L("Passcode or password for {service}, or Enter to use the reader: ", v)
-        case .passcodeOrPassword(.pattern): return L("Pattern or password for {service}, or Enter to use the reader: ", v)
-        case .password: return L("Password for {service}, or Enter to use the reader: ", v)
+        case .passcodeOrPassword(.pin): return L("PIN or password for {service}, or touch the reader, then press Enter: ", v)
+        case .passcodeOrPassword(.password): return L("Passcode or password for {service}, or touch the reader, then press Enter: ", v)
+        case .passcodeOrPassword(.pattern): return L("Pattern or password for {service}, or touch the reader, then press Enter: ", v)
+        case .password: return L("Password for {service}, or touch the reader, then press Enter: ", v)
         }
     }
 

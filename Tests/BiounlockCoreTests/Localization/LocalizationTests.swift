@@ -63,7 +63,7 @@ final class LocalizationTests: XCTestCase {
     func testEveryPromptAndLockoutNamesWhatItTakes() {
         XCTAssertEqual(Messages.typeOrTouchPrompt(service: "sudo", takes: .passcodeOrPassword(.pin)), "PIN or password for running a command as root, or touch the reader: ")
         XCTAssertEqual(Messages.typePrompt(service: "su", takes: .passcodeOrPassword(.pattern)), "Pattern or password for running a command as root: ")
-        XCTAssertEqual(Messages.dialogPrompt(service: "login", takes: .password), "Password for logging in, or Enter to use the reader: ")
+        XCTAssertEqual(Messages.dialogPrompt(service: "login", takes: .password), "Password for logging in, or touch the reader, then press Enter: ")
         XCTAssertEqual(Messages.passcodeLocked(.password, timeLeft: 240, fingerUsable: true), "Passcode locked for 4 min: use your finger or your password.")
         XCTAssertEqual(Messages.biometricsLocked(policy: .biometricsOrPasscode, timeLeft: nil, passcode: .password),
                        "Fingerprint locked after too many failed attempts: use your passcode or your password.")

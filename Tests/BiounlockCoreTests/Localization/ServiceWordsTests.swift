@@ -27,7 +27,7 @@ final class ServiceWordsTests: XCTestCase {
 
     func testPromptsAndMessagesUseTheWords() {
         XCTAssertEqual(Messages.dialogPrompt(service: "polkit-1", takes: .passcodeOrPassword(.pin)),
-                       "PIN or password for authorising an action, or Enter to use the reader: ")
+                       "PIN or password for authorising an action, or touch the reader, then press Enter: ")
         XCTAssertEqual(Messages.typeOrTouchPrompt(service: "vlock", takes: .password), "Password for unlocking the screen, or touch the reader: ")
         XCTAssertEqual(Messages.touchPrompt(service: "gdm-password"), "Touch the fingerprint reader to authenticate for logging in")
         XCTAssertEqual(Messages.faceRequest(service: "i3lock", withFinger: false), "Look at the camera to authenticate for unlocking the screen")

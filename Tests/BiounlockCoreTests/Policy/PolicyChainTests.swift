@@ -42,7 +42,7 @@ final class PolicyChainTests: XCTestCase {
     static func secret(_ s: String) -> ConversationReply { .answer(Secret(bytes: Array(s.utf8))!) }
 
     /// The prompts a PIN user sees without a terminal (Messages' own strings, for the record).
-    static let dialogPrompt = "PROMPT: PIN or password for running a command as root, or Enter to use the reader: "
+    static let dialogPrompt = "PROMPT: PIN or password for running a command as root, or touch the reader, then press Enter: "
     static let typePrompt = "PROMPT: PIN or password for running a command as root: "
     static let touchRequest = "INFO: Touch the fingerprint reader to authenticate for running a command as root"
 
@@ -468,7 +468,7 @@ extension PolicyChainTests {
         conversation = ScriptedConversation([Self.secret("2468")])
         XCTAssertEqual(run(ScriptedSensor([.interrupted])), Decision(.unavailable, .passcodeLocked, method: .passcode),
                        "even the right PIN is not checked while locked")
-        XCTAssertEqual(conversation.transcript.last, "PROMPT: Password for running a command as root, or Enter to use the reader: ")
+        XCTAssertEqual(conversation.transcript.last, "PROMPT: Password for running a command as root, or touch the reader, then press Enter: ")
         XCTAssertEqual(conversation.handedOver, ["2468"])
         XCTAssertEqual(store.users["alice"]?.passcodeFailures, 5, "nor counted")
 

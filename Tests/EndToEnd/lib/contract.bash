@@ -25,7 +25,7 @@ prompt_type_or_touch() { printf '%s for %s, or touch the reader: ' "$1" "$(servi
 # On a terminal or without one, once the reader is done (or cannot be used).
 prompt_reader_done() { printf '%s for %s: ' "$1" "$(service_words "$2")"; }
 # Without a terminal, while the reader is still usable.
-prompt_or_enter() { printf '%s for %s, or Enter to use the reader: ' "$1" "$(service_words "$2")"; }
+prompt_or_enter() { printf '%s for %s, or touch the reader, then press Enter: ' "$1" "$(service_words "$2")"; }
 # Without a terminal: the TEXT_INFO before the reader waits alone (touch_first seconds).
 touch_request() { printf 'Touch the fingerprint reader to authenticate for %s' "$(service_words "$1")"; }
 
