@@ -164,7 +164,7 @@ let package = Package(
         .executableTarget(
             name: "biounlock-check",
             dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
-                           "BiounlockCheckProtocol", "BiounlockCheck"],
+                           "BiounlockCheckProtocol", "BiounlockCheck", "CUnixPassword"],
             // A single-threaded program: Swift 5 mode spares its top-level code actor isolation.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker", "-z", "-Xlinker", "relro"])]
@@ -226,6 +226,11 @@ let package = Package(
         // What a PAM client needs in C: one re-authentication transaction whose conversation
         // answers hidden prompts with one secret (biounlockd's re-authentication worker).
         .target(name: "CPAMClient", linkerSettings: [.linkedLibrary("pam")]),
+        // biounlock-check's own check of the Unix password against the shadow file (getspnam_r,
+        // crypt_r of libcrypt): a password typed at a locker that runs as the user clears the
+        // counts only once the checker has seen it is the password (BiounlockCheck.CheckerService).
+        // Never linked into the module.
+        .target(name: "CUnixPassword", linkerSettings: [.linkedLibrary("crypt")]),
         // The D-Bus API as data: names, the introspection XML, BusValue, the status shape. Pure Swift.
         .target(name: "BiounlockServiceProtocol", dependencies: ["BiounlockCore"]),
         // GDBus and GVariant wrapped once, for biounlockd and its clients.

@@ -303,6 +303,23 @@ def main():
     w("")
     table("proc", ["true", "permit", "bio-off", "bio-touch", "fprintd", "bio-pin-min", "unix"], "permit", "Per process")
     table("procslow", ["permit", "bio-pin"], "permit", "Per process, shipped Argon2id cost")
+    if R("debian", "i3lock-plain"):
+        n = R("debian", "i3lock-plain").get("n", "?")
+        w("### The typed password at Debian's own i3lock and gdm-password files (issue 33)")
+        w("")
+        w(f"Debian's unedited files (`Tests/Fixtures/debian-pam.d`), common-* as Debian's pam-auth-update writes them "
+          f"without biounlock (plain) and with its profile (bio); the Unix password typed (yescrypt), the reader "
+          f"waiting behind biounlock's prompt; one whole process per transaction in a namespace of its own, "
+          f"the four cases interleaved ({n} rounds; times in ms).")
+        w("")
+        w("| file | without biounlock | with biounlock | difference | ratio | errors (without / with) |")
+        w("|---|---|---|---|---|---|")
+        for svc in ["i3lock", "gdm-password"]:
+            a, b = R("debian", svc + "-plain"), R("debian", svc + "-bio")
+            ma, mb = num(a, "median_us"), num(b, "median_us")
+            diff = signed_ms(None if ma is None or mb is None else mb - ma)
+            w(f"| {svc} | {ms(ma)} | {ms(mb)} | {diff} | {ratio(mb, ma)} | {a.get('errors', '?')} / {b.get('errors', '?')} |")
+        w("")
     w("### What loading costs a fresh process")
     w("")
     w("`pam-loop dlopen`: a forked process dlopens the libraries in order with RTLD_NOW, as libpam loads a "

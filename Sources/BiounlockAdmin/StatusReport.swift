@@ -99,10 +99,12 @@ public enum StatusReport {
     /// One line per event for `biounlock log`: what happened in words, then the audit codes
     /// (method, outcome, reason) as they are stored.
     public static func text(event e: AuditEvent) -> String {
-        let v: KeyValuePairs = ["service": e.service, "tty": e.tty, "host": e.rhost]
+        // What the user was doing and the service's name ("unlocking the screen (i3lock)"): ServiceWords.
+        let service = ServiceWords.wordsAndName(for: e.service)
+        let v: KeyValuePairs = ["service": service, "tty": e.tty, "host": e.rhost]
         let where_: String
         switch (e.tty.isEmpty, e.rhost.isEmpty) {
-        case (true, true): where_ = e.service
+        case (true, true): where_ = service
         case (false, true): where_ = L("{service} on {tty}", v)
         case (true, false): where_ = L("{service} from {host}", v)
         case (false, false): where_ = L("{service} on {tty} from {host}", v)

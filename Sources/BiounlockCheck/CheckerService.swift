@@ -52,6 +52,11 @@ public struct CheckerService {
     /// the module never sets a locale. Returns false when the system has no such locale (English).
     public var useLanguage: (_ locale: String, _ language: String) -> Bool = { _, _ in false }
     public var hostname: () -> String? = { SessionProbe.hostname() }
+    /// Whether the text is the Unix password of the user (true, false, nil: cannot tell), checked
+    /// by this process as root against the shadow file. The executable sets it (biounlock-check's
+    /// UnixPassword, over CUnixPassword: libcrypt stays out of the module, which links this
+    /// library too); by default nothing is checked and nothing recorded.
+    public var checkUnixPassword: (_ user: String, _ typed: Secret) -> Bool? = { _, _ in nil }
     /// The resource limits the executable could not raise (ProcessState.raiseLimits): when there
     /// is any, nothing is checked -- a guess counted and then not checked would turn a right
     /// passcode into a failure -- and the module falls back to the password.
@@ -149,7 +154,48 @@ public struct CheckerService {
         authRequest.user = caller.name
         let decision = chain.run(authRequest)
         conversation.send(.result(decision))
+        if PasswordWitness.handsOnToPassword(decision), let typed = conversation.handedOn {
+            witnessUnixPassword(typed, options: options)
+        }
         return decision
+    }
+
+    /// A locker that runs as the user has no pam_setcred the store can hear (its module cannot
+    /// write the root-only store), and the checker must not believe a caller that says "the stack
+    /// accepted the password": any process of the user's could say it, reset the passcode
+    /// lockout at will and guess the PIN without end (docs/SECURITY.md, "biounlock-check"). So
+    /// the checker proves it itself: the text the chain just handed on to the locker's pam_unix
+    /// is checked here, as root, against the user's shadow entry, and only the user's own
+    /// password, checked by this process, clears the counts and satisfies the passcode rules
+    /// (recordSuccess(.password), as pam_sm_setcred's witness in a root caller). (Issue 33, item 4.)
+    ///
+    /// - Only when there is something a password clears -- a failure counted, or a passcode rule
+    ///   unsatisfied -- so a typed unlock costs one hash more only when it changes something, and
+    ///   only for a user with biometric unlock on somewhere (nothing is written for the others).
+    /// - After the decision is sent: the locker's pam_unix checks the password meanwhile, and a
+    ///   slow shadow check never delays the unlock (the checker's lifetime bounds it).
+    /// - The user learns nothing they could not learn from unix_chkpwd, which checks their own
+    ///   password for any of their processes; this checks only the caller's (the real uid's
+    ///   account, byte for byte), one check at a time (CallerLock, still held), and a wrong
+    ///   password here records nothing.
+    /// - Cannot tell (no shadow entry: a directory service, a locked or empty hash): nothing is
+    ///   recorded -- the safe side.
+    func witnessUnixPassword(_ typed: Secret, options: Options) {
+        guard case .success(let store) = openStore(options),
+              let record = try? store.loadUser(caller.name, withTemplates: false), record.isEnabledForAnyService,
+              AccountBinding.of(record, account: caller).isBound else { return }
+        let now = clock.now()
+        let somethingToClear = record.passcodeFailures > 0 || record.biometricFailures > 0
+            || PasscodeRequirement.reason(record, options: options, now: now, bootID: bootID()) != nil
+        guard somethingToClear else { return }
+        switch checkUnixPassword(caller.name, typed) {
+        case true?:
+            PasswordWitness.recordPasswordSuccess(user: caller.name, store: store, logger: logger, clock: clock, bootID: bootID())
+        case false?:
+            logger.log(.debug, "uid \(caller.uid): the text handed on is not the Unix password; nothing cleared")
+        case nil:
+            logger.log(.debug, "uid \(caller.uid): cannot check the Unix password here; nothing cleared")
+        }
     }
 
     /// The caller's language for what the chain says, from the catalogs of the checker's own

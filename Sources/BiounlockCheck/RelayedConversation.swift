@@ -21,6 +21,9 @@ final class RelayedConversation: Conversation {
     /// Monotonic milliseconds after which nothing more is awaited.
     let end: Int64
     private var lastAnswer: Secret?
+    /// What the chain handed on to the next module (the caller's last answer), for the checker's
+    /// own check of the Unix password (CheckerService.witnessUnixPassword); nil when nothing was.
+    private(set) var handedOn: Secret?
     /// The module went away or broke the protocol: nothing more is sent or awaited.
     private(set) var broken = false
 
@@ -72,7 +75,9 @@ final class RelayedConversation: Conversation {
             logger.log(.error, "asked to hand on text that is not the caller's last answer; not handed on")
             return false
         }
-        return send(.handOn)
+        guard send(.handOn) else { return false }
+        handedOn = last
+        return true
     }
 }
 

@@ -47,27 +47,68 @@ static inline const char *biounlock_pam_get_user(pam_handle_t *pamh, int *status
     return *status == PAM_SUCCESS ? user : NULL;
 }
 
-/* Remembers, for pam_sm_setcred, that biounlock handed this user on to the password.
- * The user name is copied; libpam frees it with pam_end (or when it is replaced). */
+/* Remembers, for pam_sm_acct_mgmt and pam_sm_setcred, that biounlock handed this user on to the
+ * password, and which verdict of pam_unix the handle held at that moment (see below). The user
+ * name is copied; libpam frees the note with pam_end (or when it is replaced). */
 #define BIOUNLOCK_PENDING_KEY "biounlock-password-pending"
+
+/* The name under which pam_unix's pam_sm_authenticate leaves its own verdict on the handle for
+ * its pam_sm_setcred: a malloc'ed int holding the code it returned (Linux-PAM, pam_unix_auth.c,
+ * every return path since it allocates the int first), replaced with each of its
+ * authentications. Only read here, never written. */
+#define BIOUNLOCK_UNIX_VERDICT_KEY "unix_setcred_return"
+
+struct biounlock_pending {
+    /* pam_unix's verdict as the handle held it when biounlock handed on (NULL: none). */
+    const void *unix_verdict_before;
+    char user[];
+};
 
 static void biounlock_free_data(pam_handle_t *pamh, void *data, int status) {
     (void)pamh; (void)status;
     free(data);
 }
 
+static inline const void *biounlock_pam_unix_verdict(const pam_handle_t *pamh) {
+    const void *data = NULL;
+    if (pam_get_data(pamh, BIOUNLOCK_UNIX_VERDICT_KEY, &data) != PAM_SUCCESS) return NULL;
+    return data;
+}
+
 static inline int biounlock_pam_set_pending_user(pam_handle_t *pamh, const char *user) {
-    char *copy = user ? strdup(user) : NULL;
-    int rc = pam_set_data(pamh, BIOUNLOCK_PENDING_KEY, copy, biounlock_free_data);
-    if (rc != PAM_SUCCESS) free(copy);
+    if (user == NULL) return PAM_BUF_ERR;
+    size_t length = strlen(user);
+    struct biounlock_pending *note = malloc(sizeof *note + length + 1);
+    if (note == NULL) return PAM_BUF_ERR;
+    note->unix_verdict_before = biounlock_pam_unix_verdict(pamh);
+    memcpy(note->user, user, length + 1);
+    int rc = pam_set_data(pamh, BIOUNLOCK_PENDING_KEY, note, biounlock_free_data);
+    if (rc != PAM_SUCCESS) free(note);
     return rc;
+}
+
+static inline const struct biounlock_pending *biounlock_pam_pending(const pam_handle_t *pamh) {
+    const void *data = NULL;
+    if (pam_get_data(pamh, BIOUNLOCK_PENDING_KEY, &data) != PAM_SUCCESS) return NULL;
+    return (const struct biounlock_pending *)data;
 }
 
 /// The pending user name, or NULL. Valid until the data is replaced or pam_end.
 static inline const char *biounlock_pam_get_pending_user(const pam_handle_t *pamh) {
-    const void *data = NULL;
-    if (pam_get_data(pamh, BIOUNLOCK_PENDING_KEY, &data) != PAM_SUCCESS) return NULL;
-    return (const char *)data;
+    const struct biounlock_pending *note = biounlock_pam_pending(pamh);
+    return note ? note->user : NULL;
+}
+
+/* 1 when pam_unix authenticated on this handle after biounlock handed on, and said PAM_SUCCESS:
+ * its verdict is there, and it is not the one the handle held at the hand-off (pam_unix
+ * allocates each verdict while the one before is still held, so a new verdict never has the old
+ * one's address). 0 otherwise: no note, no verdict, the old verdict, or a failure. */
+static inline int biounlock_pam_unix_succeeded_since_pending(const pam_handle_t *pamh) {
+    const struct biounlock_pending *note = biounlock_pam_pending(pamh);
+    if (note == NULL) return 0;
+    const void *verdict = biounlock_pam_unix_verdict(pamh);
+    if (verdict == NULL || verdict == note->unix_verdict_before) return 0;
+    return *(const int *)verdict == PAM_SUCCESS;
 }
 
 static inline void biounlock_pam_clear_pending_user(pam_handle_t *pamh) {

@@ -104,28 +104,71 @@ func pamCode(_ decision: Decision) -> Int32 {
 
 /// biounlock sets no credentials and always returns PAM_SUCCESS (sudo-like callers fail without
 /// it). Callers invoke it only after the auth stack succeeded, so if pam_sm_authenticate handed
-/// this user on to the password, the password was right: see PasswordWitness.
-///
-/// The note must name the user the stack authenticated: PAM_USER, or PAM_RUSER when the caller
-/// changed PAM_USER after authenticating -- sudo authenticates the invoking user (PAM_USER and
-/// PAM_RUSER both that user), then sets PAM_USER to the target (root) before pam_setcred. A note
-/// for anyone else records nothing: a false "password success" would reset the PIN lockout.
-/// Names compare byte for byte, never by Unicode equivalence (another account's name may be
-/// canonically equal: docs/SECURITY.md, finding 28.2).
+/// this user on to the password, the password was right: see PasswordWitness. The note must
+/// name the user the stack authenticated (pendingUserOfThisStack).
 @_cdecl("pam_sm_setcred")
 public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                            _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    guard let pamh, let pending = biounlock_pam_get_pending_user(pamh).flatMap(PamHandle.string) else { return PAM_SUCCESS }
+    guard let pamh, let user = pendingUserOfThisStack(pamh) else { return PAM_SUCCESS }
     biounlock_pam_clear_pending_user(pamh)
-    guard (UInt32(bitPattern: flags) & UInt32(PAM_DELETE_CRED)) == 0, case .name(let current) = PamHandle.user(pamh),
-          current.utf8.elementsEqual(pending.utf8) || PamHandle.item(pamh, PAM_RUSER)?.utf8.elementsEqual(pending.utf8) == true else {
-        return PAM_SUCCESS
-    }
-    let user = pending
-    let logger = SyslogLogger(pamh)
-    guard case .success(let loaded) = Configuration.load(arguments: PamHandle.arguments(argc, argv, logger: logger)),
-          case .success(let store) = Store.openForAuthentication(loaded.options) else { return PAM_SUCCESS }
-    PasswordWitness.recordPasswordSuccess(user: user, store: store, logger: logger)
+    guard (UInt32(bitPattern: flags) & UInt32(PAM_DELETE_CRED)) == 0 else { return PAM_SUCCESS }
+    recordPasswordSuccess(pamh, user: user, argc, argv)
     return PAM_SUCCESS
 }
 
+/// The account phase, for callers that authenticate and never call pam_setcred (polkit's agent
+/// helper, which runs common-auth and common-account as root): the pam-auth-update profile puts
+/// `account optional pam_biounlock.so` in common-account. It decides nothing about the account
+/// (PAM_IGNORE, always) and only witnesses the Unix password (issue 33, item 4).
+///
+/// Why this proves the password, when nothing says the caller calls pam_acct_mgmt only after a
+/// successful pam_authenticate (sshd, for one, calls it after a public key): it does not trust
+/// the caller's order at all. It records a password success only when
+/// - pam_sm_authenticate left its note on this handle (it handed this user on to the password,
+///   in the last pam_authenticate: the note is cleared at each), and
+/// - pam_unix's own verdict on the handle ("unix_setcred_return", which pam_unix's
+///   pam_sm_authenticate writes on every return for its pam_sm_setcred) says PAM_SUCCESS, and
+///   is not the verdict the handle held when biounlock handed on: pam_unix checked the password
+///   after biounlock's line, in this handle, and accepted it -- whatever the caller does next.
+/// Another password module (pam_sss, pam_krb5) leaves no such verdict: nothing is recorded here
+/// for it (pam_setcred still does, for callers that run it). A stack with pam_unix before
+/// biounlock's line proves nothing new after the hand-off. The user is the note's, and must be
+/// PAM_USER (or PAM_RUSER, as for pam_setcred): pam_unix authenticated PAM_USER.
+/// The module's process is the caller's, as root: a user cannot write either piece of handle
+/// data (a caller running as the user cannot write the store at all; see CheckerService for
+/// lockers).
+@_cdecl("pam_sm_acct_mgmt")
+public func pam_sm_acct_mgmt(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+                             _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let pamh, biounlock_pam_unix_succeeded_since_pending(pamh) == 1, let user = pendingUserOfThisStack(pamh) else {
+        return PAM_IGNORE
+    }
+    // Recorded once: pam_sm_setcred, if the caller runs it too, finds no note.
+    biounlock_pam_clear_pending_user(pamh)
+    recordPasswordSuccess(pamh, user: user, argc, argv)
+    return PAM_IGNORE
+}
+
+/// The user of the note pam_sm_authenticate left, if the note names the user the stack
+/// authenticated: PAM_USER, or PAM_RUSER when the caller changed PAM_USER after authenticating
+/// -- sudo authenticates the invoking user (PAM_USER and PAM_RUSER both that user), then sets
+/// PAM_USER to the target (root) before pam_setcred. A note for anyone else records nothing: a
+/// false "password success" would reset the PIN lockout. Names compare byte for byte, never by
+/// Unicode equivalence (another account's name may be canonically equal: docs/SECURITY.md,
+/// finding 28.2).
+func pendingUserOfThisStack(_ pamh: OpaquePointer) -> String? {
+    guard let pending = biounlock_pam_get_pending_user(pamh).flatMap(PamHandle.string),
+          case .name(let current) = PamHandle.user(pamh),
+          current.utf8.elementsEqual(pending.utf8) || PamHandle.item(pamh, PAM_RUSER)?.utf8.elementsEqual(pending.utf8) == true else {
+        return nil
+    }
+    return pending
+}
+
+func recordPasswordSuccess(_ pamh: OpaquePointer, user: String, _ argc: Int32,
+                           _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
+    let logger = SyslogLogger(pamh)
+    guard case .success(let loaded) = Configuration.load(arguments: PamHandle.arguments(argc, argv, logger: logger)),
+          case .success(let store) = Store.openForAuthentication(loaded.options) else { return }
+    PasswordWitness.recordPasswordSuccess(user: user, store: store, logger: logger)
+}

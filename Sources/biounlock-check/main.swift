@@ -56,6 +56,7 @@ var service = CheckerService(
     end: monotonicMilliseconds() &+ Int64(CheckProtocol.checkerLifetimeSeconds) * 1000)
 service.setDebug = { base.debugEnabled = $0 }
 service.useLanguage = CheckerLanguage.use
+service.checkUnixPassword = UnixPassword.matches
 service.limitProblems = limitProblems.map(\.description)
 service.serve(channel)
 ProcessState.exit(0)

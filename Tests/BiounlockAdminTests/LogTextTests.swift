@@ -26,6 +26,16 @@ final class LogTextTests: XCTestCase {
 
     func testAuthenticationsKeepTheirWords() {
         XCTAssertTrue(line("success", method: .fingerprint, service: "sudo", reason: "finger-matched")
-            .hasSuffix("sudo  unlocked by a finger (fingerprint, success, finger-matched)"))
+            .hasSuffix("running a command as root (sudo)  unlocked by a finger (fingerprint, success, finger-matched)"))
+    }
+
+    /// Issue 33, item 3: what the user was doing, then the service's name; an unknown service by its name alone.
+    func testAuthenticationsSayWhatTheUserWasDoing() {
+        XCTAssertTrue(line("success", method: .fingerprint, service: "kde-fingerprint", reason: "finger-matched")
+            .contains("  unlocking the screen (kde-fingerprint)  unlocked by a finger"))
+        XCTAssertTrue(line("success", method: .fingerprint, service: "polkit-1", reason: "finger-matched")
+            .contains("  authorising an action (polkit-1)  "))
+        XCTAssertTrue(line("success", method: .fingerprint, service: "my-app", reason: "finger-matched")
+            .contains("  my-app  unlocked by a finger"))
     }
 }

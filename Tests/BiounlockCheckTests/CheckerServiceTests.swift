@@ -136,7 +136,7 @@ final class CheckerServiceTests: XCTestCase {
         let e = try check(replies: [answer(pin)])
         XCTAssertEqual(e.decision, Decision(.success(.passcode), .passcodeAccepted, method: .passcode))
         XCTAssertEqual(try e.relayed.get(), e.decision, "the module gets exactly the checker's decision")
-        XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for i3lock, or Enter to use the reader: "])
+        XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for unlocking the screen, or touch the reader, then press Enter: "])
         XCTAssertEqual(e.conversation.handedOver, [], "the verified PIN never comes back")
         let row = try XCTUnwrap(store.recentEvents(user: "daemon").first)
         XCTAssertEqual([row.service, row.method.rawValue, row.outcome, row.reason], ["i3lock", "passcode", "success", "passcode-accepted"])
@@ -253,7 +253,7 @@ final class CheckerServiceTests: XCTestCase {
             XCTAssertEqual(e.languages, expected, "\(locale) \(language)")
             XCTAssertEqual(e.log.contains("the caller's locale is not a plain name; English"), expected.isEmpty && !locale.isEmpty,
                            "\(locale): \(e.log)")
-            XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for i3lock, or Enter to use the reader: "],
+            XCTAssertEqual(e.conversation.transcript, ["PROMPT: PIN or password for unlocking the screen, or touch the reader, then press Enter: "],
                            "\(locale): the test executable switches nothing: English")
         }
     }
@@ -342,10 +342,10 @@ final class RelayTests: XCTestCase {
     func testMessagesAndPromptsGoThroughTheCallersConversation() throws {
         let conversation = ScriptedConversation([answer("hunter2")])
         let frames = [CheckerMessage.info("Touch").payload, CheckerMessage.error("PIN locked").payload,
-                      CheckerMessage.prompt("Password for i3lock: ").payload, CheckerMessage.handOn.payload,
+                      CheckerMessage.prompt("Password for unlocking the screen: ").payload, CheckerMessage.handOn.payload,
                       CheckerMessage.result(Decision(.unavailable, .passcodeLocked, method: .passcode)).payload]
         XCTAssertEqual(try relay(fakeChecker(frames, readAnswers: true), conversation).get().reason, .passcodeLocked)
-        XCTAssertEqual(conversation.transcript, ["INFO: Touch", "ERROR: PIN locked", "PROMPT: Password for i3lock: "])
+        XCTAssertEqual(conversation.transcript, ["INFO: Touch", "ERROR: PIN locked", "PROMPT: Password for unlocking the screen: "])
         XCTAssertEqual(conversation.handedOver, ["hunter2"])
     }
 }

@@ -31,8 +31,8 @@ final class ProtocolTests: XCTestCase {
 
     func testCheckerMessagesRoundTrip() {
         let messages: [CheckerMessage] = [
-            .info("Touch the fingerprint reader to authenticate for i3lock"), .error("PIN locked for 4 min: use your password."),
-            .prompt("PIN or password for i3lock, or Enter to use the reader: "), .handOn,
+            .info("Touch the fingerprint reader to authenticate for unlocking the screen"), .error("PIN locked for 4 min: use your password."),
+            .prompt("PIN or password for unlocking the screen, or touch the reader, then press Enter: "), .handOn,
             .result(Decision(.success(.fingerprint), .matched, method: .fingerprint)),
             .result(Decision(.success(.passcode), .passcodeAccepted, method: .passcode)),
             .result(Decision(.unavailable, .wrongPasscode, method: .passcode)),

@@ -158,8 +158,10 @@ check "a script piping a wrong password to sudo -S: sudo refuses" eval '! sudo_o
 # ---------------------------------------------------------------- vlock (vlock-main is setuid root)
 # vlock: "Please press [ENTER] to unlock.", then the user's authentication (vlock writes
 # "USER's " before it); when that fails, root's ("root's Password: "; root is locked here), then
-# it starts over. vlock prints its prompt before it turns echo off (flushing what was typed):
-# each answer waits for that ("~"). Root's prompt ends a conversation that does not expect it (126).
+# it starts over. vlock keeps echo off while locked, and prints each prompt before it sets the
+# terminal with TCSAFLUSH (throwing away what was typed): each answer waits until vlock sleeps
+# waiting for input ("~"; typing at the prompt alone lost the password now and then under load,
+# and vlock waited for ever). Root's prompt ends a conversation that does not expect it (126).
 VL_TTY="$(prompt_type_or_touch "$CRED_PIN" vlock)"
 vlock_as() {
     local name=$1 user=$2; shift 2

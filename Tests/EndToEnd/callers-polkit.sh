@@ -40,7 +40,8 @@ sandbox_add_user "$ALICE" "$ALICE_UID" "$ALICE_PW"
 sandbox_add_user "$BOB" "$BOB_UID" "$BOB_PW"
 sandbox_write_config
 # The default touch_first (2 s); timeout=5 only shortens a finger wait no check needs.
-sandbox_write_stack polkit-1 require_passcode=none timeout=5
+# With the profile's account line: the helper calls pam_acct_mgmt, never pam_setcred.
+SANDBOX_STACK_ACCOUNT=1 sandbox_write_stack polkit-1 require_passcode=none timeout=5
 export SANDBOX_POLKIT_RULES="polkit.addRule(function(action, subject) {
     if (action.id == \"org.freedesktop.policykit.exec\" && (subject.user == \"$ALICE\" || subject.user == \"$BOB\"))
         return polkit.Result.AUTH_SELF;
@@ -67,6 +68,10 @@ in_sandbox '
     snap pk-pin
     pk pk-enter "$1" "=: \$" "~" ">" "!$7"
     pk pk-wrong "$1" "=: \$" "~" ">$6"
+    pk pk-wrongpin "$1" "=: \$" "~" ">1357"
+    snap pk-wrongpin
+    pk pk-unix2 "$1" "=: \$" "~" ">$2"
+    snap pk-unix2
     px px-unix "$1" "=: \$" "~" ">$2"
     px px-pin "$1" "=: \$" "~" ">$5"
     sandbox_polkit_stop
@@ -96,6 +101,10 @@ check "polkit, pkcheck: the PIN typed there authorises (audit row: polkit-1, suc
 check "polkit, pkcheck: Enter alone there, then a touch, authorises" \
     eval 'pk_ok pk-enter && lacks pk-enter "$UNIX_PROMPT"' -- $(files pk-enter)
 check "polkit, pkcheck: a wrong secret is refused" pk_refused pk-wrong -- $(files pk-wrong)
+check "polkit, pkcheck: a wrong PIN there is refused and counted" \
+    eval 'pk_refused pk-wrongpin && [ "$(user_field pk-wrongpin "$ALICE" passcode_failures)" = 1 ]' -- $(files pk-wrongpin) "$out/pk-wrongpin.status.json"
+check "polkit, pkcheck: the Unix password then clears the count (pam_sm_acct_mgmt saw pam_unix accept it; no pam_setcred)" \
+    eval 'pk_ok pk-unix2 && [ "$(user_field pk-unix2 "$ALICE" passcode_failures)" = 0 ]' -- $(files pk-unix2) "$out/pk-unix2.status.json"
 check "polkit, pkexec: the Unix password at '$PK_SEQ' runs the command as root" \
     eval 'saw px-unix "$PK_SEQ" && px_ok px-unix' -- $(files px-unix)
 check "polkit, pkexec: the PIN there runs the command as root" px_ok px-pin -- $(files px-pin)

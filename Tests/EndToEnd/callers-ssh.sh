@@ -158,7 +158,7 @@ check "sshd password, remote=passcode: the PIN login has an audit row (success, 
 check "sshd password, remote=passcode: the Unix password logs $ALICE in, after a wrong PIN, and its success (pam_setcred) clears the count" \
     eval 'refused pp-wrongpin2 && ok_as pp-unix "$ALICE" && counted pp-unix 0' -- $(files pp-wrongpin2 pp-unix) "$out/pp-unix.status.json"
 check "sshd keyboard-interactive, remote=passcode: the first prompt is '$kp_prompt' (no finger asked), the PIN logs $ALICE in" \
-    eval 'saw kp-pin "$kp_prompt" && ok_as kp-pin "$ALICE" && lacks_re kp-pin "Touch the fingerprint reader|touch the reader|Enter to use the reader"' -- $(files kp-pin)
+    eval 'saw kp-pin "$kp_prompt" && ok_as kp-pin "$ALICE" && lacks_re kp-pin "Touch the fingerprint reader|touch the reader|then press Enter"' -- $(files kp-pin)
 check "sshd keyboard-interactive, remote=passcode: the Unix password at that prompt logs $ALICE in, with no second prompt" \
     eval 'saw kp-unix "$kp_prompt" && ok_as kp-unix "$ALICE" && lacks kp-unix "$UNIX_PROMPT"' -- $(files kp-unix)
 check "sshd keyboard-interactive, remote=passcode: a wrong secret is refused" refused kp-wrong -- $(files kp-wrong)

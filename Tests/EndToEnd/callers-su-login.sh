@@ -70,7 +70,7 @@ SU_DONE="$(prompt_reader_done "$CRED_PIN" su)"
 SU_LOCKED="$(prompt_type_or_touch "$CRED_PASSWORD" su)"
 LOGIN_PROMPT="$(prompt_type_or_touch "$CRED_PIN" login)"
 # The prompt the reader leaves, old wording or new (a loose wait; the checks are exact).
-AFTER_READER='for su[^,]*: $'
+AFTER_READER='for running a command as root[^,]*: $'
 
 # ---------------------------------------------------------------- su
 SU_TARGET=$BOB su_as su-infra "$ALICE" '=: $' ">$BOB_PW"
@@ -170,6 +170,61 @@ check "sudo on a terminal: the Unix password typed at that prompt runs the comma
 check "sudo on a terminal: the PIN typed at that prompt runs the command" \
     eval 'saw sudo-pin "$SUDO_PROMPT" && sudo_ok sudo-pin' -- $(files sudo-pin)
 }
+
+# ---------------------------------------------------------------- sudo and su in a tmux pane
+# tmux (issue 33, item 5): a pane is a terminal (its pty), in the environment the pane was
+# started with. A tmux server started in a local session gives its panes no SSH_* variables:
+# sudo there shows the one prompt, and a touch runs the command. A server started from an SSH
+# login keeps SSH_CONNECTION in the panes it made then, also once attached at the machine itself
+# (tmux refreshes it only for panes made after an attach): su, which keeps the environment, makes
+# biounlock take the session as remote and step aside -- pam_unix's prompt, the Unix password.
+# sudo does not: with env_reset, sudoers answers a module's getenv() from the command's reset
+# environment (sudo-project/sudo#318), so the stale SSH_CONNECTION is not seen there, and only
+# the logind session (the audit session tmux's server was started in, which the sandbox has
+# none of) can mark it remote: checked below as what it is. The pane is detached (send-keys
+# types into it) and read with capture-pane.
+# tmux_run NAME HOW USER CMD SECRET [ENV=VALUE...]: USER starts a tmux server whose pane runs
+# CMD; at the first prompt HOW is "touch" (ALICE's finger) or "type" (SECRET, then Enter).
+# Leaves out/NAME.txt (the pane) and out/NAME.rc (0 once the pane shows "RESULT-").
+tmux_run() {
+    in_sandbox '
+        name=$1 how=$2 user=$3 cmd=$4 secret=$5 finger=$6; shift 6
+        sock=/tmp/biounlock-tmux-$name o="$SANDBOX_DIR/out/$name"
+        t() { sandbox_as "$user" tmux -S "$sock" "$@"; }
+        pane_has() { local i=0; while [ $i -lt 200 ]; do t capture-pane -p -t x -S -100 | grep -q -- "$1" && return 0; sleep 0.1; i=$((i + 1)); done; return 1; }
+        echo 1 >"$o.rc"
+        SANDBOX_CMD_TIMEOUT=5 sandbox_as "$user" env "$@" tmux -S "$sock" -f /dev/null new-session -d -s x -x 160 -y 40 "$cmd; sleep 60"
+        if pane_has ": *\$"; then
+            case $how in
+                touch) sandbox_touch "$finger" >"$o.touch" 2>&1 ;;
+                type) t send-keys -t x -l "$secret" && t send-keys -t x Enter ;;
+            esac
+            pane_has "RESULT-" && echo 0 >"$o.rc"
+        fi
+        t capture-pane -p -N -t x -S -100 >"$o.txt" 2>&1
+        t kill-server 2>/dev/null
+        :' "$@"
+}
+if command -v tmux >/dev/null 2>&1; then
+    STALE_SSH="SSH_CONNECTION=203.0.113.9 50022 192.0.2.1 22"
+    # shellcheck disable=SC2016
+    {
+    tmux_run tmux-sudo touch "$ALICE" "sudo -k sh -c 'echo RESULT-uid=\$(id -u)'" - "$ALICE_FINGER"
+    tmux_run tmux-su-ssh type "$BOB" "su $ALICE -c 'echo RESULT-user=\$(id -un)'" "$ALICE_PW" - "$STALE_SSH"
+    tmux_run tmux-sudo-ssh type "$ALICE" "sudo -k sh -c 'echo RESULT-uid=\$(id -u)'" "$ALICE_PIN" - "$STALE_SSH"
+    }
+    # shellcheck disable=SC2046
+    {
+    check "tmux: sudo in a pane of a server started locally: '$SUDO_PROMPT', and a touch runs the command" \
+        eval 'rc_is tmux-sudo 0 && saw tmux-sudo "$SUDO_PROMPT" && saw tmux-sudo "RESULT-uid=0" && lacks tmux-sudo "[sudo] password for"' -- "$out/tmux-sudo.txt" "$out/tmux-sudo.rc"
+    check "tmux: su in a pane started from an SSH login (SSH_CONNECTION kept): nothing of biounlock, pam_unix's '$UNIX_PROMPT', and the Unix password" \
+        eval 'rc_is tmux-su-ssh 0 && saw tmux-su-ssh "$UNIX_PROMPT" && saw tmux-su-ssh "RESULT-user=$ALICE" && lacks_re tmux-su-ssh "$BIOUNLOCK_WORDS_RE"' -- "$out/tmux-su-ssh.txt" "$out/tmux-su-ssh.rc"
+    check "tmux: sudo in such a pane does not see SSH_CONNECTION (env_reset): biounlock's prompt, and the PIN runs the command (only logind can mark that session remote)" \
+        eval 'rc_is tmux-sudo-ssh 0 && saw tmux-sudo-ssh "$SUDO_PROMPT" && saw tmux-sudo-ssh "RESULT-uid=0"' -- "$out/tmux-sudo-ssh.txt" "$out/tmux-sudo-ssh.rc"
+    }
+else
+    fail "sandbox: tmux is installed (./scripts/deps)"
+fi
 
 # ---------------------------------------------------------------- login
 LOGIN_USER=$BOB login_as login-infra '=: $' ">$BOB_PW"

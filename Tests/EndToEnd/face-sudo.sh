@@ -20,7 +20,7 @@ source "$here/lib/checks.bash"
 
 ALICE=bifalice ALICE_UID=4262 ALICE_UNIX_PW='alice-unix-Pw-7' ALICE_PIN=4821 ALICE_FINGER=alice-right-index
 IMAGES="$BUILD_DIR/face-images"
-PROMPT='Look at the camera, touch the reader or type your PIN or password for sudo: '
+PROMPT='Look at the camera, touch the reader or type your PIN or password for running a command as root: '
 
 trap 'sandbox_destroy' EXIT
 trap 'exit 130' INT TERM HUP
@@ -76,17 +76,17 @@ proc await {pattern} {
 spawn -noecho {*}$cmd
 switch $mode {
     look {
-        await {type your PIN or password for sudo: $}
+        await {type your PIN or password for running a command as root: $}
         exec {*}$cam
     }
     other {
-        await {type your PIN or password for sudo: $}
+        await {type your PIN or password for running a command as root: $}
         exec {*}$cam
         await {Face not recognised\. 2 tries left\.}
         send -- "$pin\r"
     }
     typeatonce {
-        await {type your PIN or password for sudo: $}
+        await {type your PIN or password for running a command as root: $}
         exec {*}$cam
         send -- "$pin\r"
     }
@@ -170,7 +170,7 @@ check "doctor: face=on, the helper and its models are in place" grep -qF "face=o
 # ---- face=off: the prompt as it always was ----
 sed -i 's/^face = on/face = off/' "$FACE_CONF"
 scenario off plain ""
-check "face=off: the finger's prompt, no camera" eval 'has off "PIN or password for sudo, or touch the reader: " && lacks off "camera"' -- "$out/off.txt"
+check "face=off: the finger's prompt, no camera" eval 'has off "PIN or password for running a command as root, or touch the reader: " && lacks off "camera"' -- "$out/off.txt"
 check "face=off: the PIN works" eval 'rc_is off 0 && grep -qx 0 "$out/off.txt"' -- "$out/off.txt"
 
 # ---- unenrol --face: the face goes, the finger stays ----

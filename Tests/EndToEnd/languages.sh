@@ -111,11 +111,11 @@ while IFS='|' read -r lang touch prompt wrong; do
     check "$lang: after 3 wrong fingers ('$wrong') the PIN at '$prompt' lets sudo succeed" \
         eval 'ran_as_root "$name-pin" && saw "$name-pin" "$wrong" && saw "$name-pin" "$prompt"' -- $(show "$name-pin")
 done <<'EOF'
-zh_CN.UTF-8|请触摸指纹读取器以进行 sudo 认证|PIN 码或密码（sudo）：|指纹无法识别，还剩 2 次机会。
-zh_TW.UTF-8|請觸碰指紋讀取器以進行 sudo 驗證|PIN 碼或密碼（sudo）：|無法辨識指紋，還有 2 次機會。
-de_DE.UTF-8|Berühren Sie den Fingerabdruckleser, um sich für sudo zu authentifizieren|PIN oder Passwort für sudo: |Fingerabdruck nicht erkannt. Noch 2 Versuche.
-C|Touch the fingerprint reader to authenticate for sudo|PIN or password for sudo: |Fingerprint not recognised. 2 tries left.
-it_IT.UTF-8|Touch the fingerprint reader to authenticate for sudo|PIN or password for sudo: |Fingerprint not recognised. 2 tries left.
+zh_CN.UTF-8|请触摸指纹读取器以进行 运行 root 命令 认证|PIN 码或密码（运行 root 命令）：|指纹无法识别，还剩 2 次机会。
+zh_TW.UTF-8|請觸碰指紋讀取器以進行 執行 root 指令 驗證|PIN 碼或密碼（執行 root 指令）：|無法辨識指紋，還有 2 次機會。
+de_DE.UTF-8|Berühren Sie den Fingerabdruckleser, um sich für das Ausführen eines Befehls als root zu authentifizieren|PIN oder Passwort für das Ausführen eines Befehls als root: |Fingerabdruck nicht erkannt. Noch 2 Versuche.
+C|Touch the fingerprint reader to authenticate for running a command as root|PIN or password for running a command as root: |Fingerprint not recognised. 2 tries left.
+it_IT.UTF-8|Touch the fingerprint reader to authenticate for running a command as root|PIN or password for running a command as root: |Fingerprint not recognised. 2 tries left.
 EOF
 check "zh_CN and zh_TW: two catalogs, two texts" \
     eval '[ -s "$out/zh_CN-touch.all" ] && ! cmp -s "$out/zh_CN-touch.all" "$out/zh_TW-touch.all"' -- "$out/zh_CN-touch.all" "$out/zh_TW-touch.all"
@@ -123,8 +123,8 @@ check "zh_CN and zh_TW: two catalogs, two texts" \
 # A truncated zh_CN catalog (glibc would crash on some truncations): English, and the same result.
 run_sudo damaged zh_CN.UTF-8 sudo-damaged "$ALICE_PIN"$'\n' mallory mallory mallory
 # shellcheck disable=SC2046
-check "a truncated catalog: the same sudo succeeds with the PIN, in English ('PIN or password for sudo: ')" \
-    eval 'ran_as_root damaged && saw damaged "PIN or password for sudo: " && saw damaged "Fingerprint not recognised. 2 tries left."' \
+check "a truncated catalog: the same sudo succeeds with the PIN, in English ('PIN or password for running a command as root: ')" \
+    eval 'ran_as_root damaged && saw damaged "PIN or password for running a command as root: " && saw damaged "Fingerprint not recognised. 2 tries left."' \
     -- $(show damaged)
 
 # ---- the host's /etc ----

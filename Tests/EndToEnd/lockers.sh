@@ -118,12 +118,12 @@ check "xscreensaver: Enter on the touch request, then the PIN typed at the promp
 check "xscreensaver: ... and so does the Unix password" result xscreensaver-password unlocked -- "${xlogs[@]}"
 check "xscreensaver: a touch while the touch request is shown, then Enter, unlocks" result xscreensaver-touch unlocked -- "${xlogs[@]}"
 check "xscreensaver: its dialog showed biounlock's touch request, then its prompt" \
-    eval 'grep -q "TEXT_INFO=\"Touch the fingerprint reader to authenticate for xscreensaver\"" "$out/xscreensaver.log" &&
-          grep -q "ECHO_OFF=\"PIN or password for xscreensaver, or Enter to use the reader: \"" "$out/xscreensaver.log"' -- "$out/xscreensaver.log"
+    eval 'grep -q "TEXT_INFO=\"Touch the fingerprint reader to authenticate for unlocking the screen\"" "$out/xscreensaver.log" &&
+          grep -q "ECHO_OFF=\"PIN or password for unlocking the screen, or touch the reader, then press Enter: \"" "$out/xscreensaver.log"' -- "$out/xscreensaver.log"
 check "xscreensaver in zh_CN.UTF-8: the checker's touch request and prompt in Chinese, and the PIN unlocks" \
     eval 'result xscreensaver-zh-pin unlocked &&
-          grep -q "TEXT_INFO=\"请触摸指纹读取器以进行 xscreensaver 认证\"" "$out/xscreensaver-zh.log" &&
-          grep -q "ECHO_OFF=\"PIN 码或密码（xscreensaver），或按回车键使用指纹读取器：\"" "$out/xscreensaver-zh.log"' \
+          grep -q "TEXT_INFO=\"请触摸指纹读取器以进行 解锁屏幕 认证\"" "$out/xscreensaver-zh.log" &&
+          grep -q "ECHO_OFF=\"PIN 码或密码（解锁屏幕），或触摸指纹读取器后按回车键：\"" "$out/xscreensaver-zh.log"' \
     -- "$out/x-session.log" "$out/xscreensaver-zh.log"
 
 # ---- vlock, on a terminal ----
@@ -157,14 +157,16 @@ for mode in touch "$PIN"; do
         echo $? >"$SANDBOX_DIR/out/$4.rc"
     ' "$mode" "$USER_" "$FINGER" "$name"
 done
-check "vlock: setuid root, its type-or-touch prompt ('$USER_'s PIN or password for vlock, or touch the reader:'); a touch unlocks" \
-    eval '[ "$(cat "$out/vlock-touch.rc")" = 0 ] && grep -q "PIN or password for vlock, or touch the reader: " "$out/vlock-touch.log"' -- "$out/vlock-touch.log"
+check "vlock: setuid root, its type-or-touch prompt ('$USER_'s PIN or password for unlocking the screen, or touch the reader:'); a touch unlocks" \
+    eval '[ "$(cat "$out/vlock-touch.rc")" = 0 ] && grep -q "PIN or password for unlocking the screen, or touch the reader: " "$out/vlock-touch.log"' -- "$out/vlock-touch.log"
 check "vlock: the PIN typed at the same prompt unlocks" eval '[ "$(cat "$out/vlock-pin.rc")" = 0 ]' -- "$out/vlock-pin.log"
 
 # ---- what the store recorded, in order ----
 "$BUILD_DIR/biounlock" --db "$SANDBOX_DB" log --user "$USER_" --limit 100 >"$out/log.txt" 2>&1
 # Each line ends with the stored codes: "... (METHOD, OUTCOME, REASON)".
-tac "$out/log.txt" | awk '{ print $3, $(NF-1), $(NF-2), $NF }' | sed 's/[(),]//g' >"$out/rows.txt"
+# The service is named after what the user was doing: "unlocking the screen (i3lock) on :0".
+tac "$out/log.txt" | awk 'match($0, /\([^ ()]+\) on /) { print substr($0, RSTART + 1, RLENGTH - 6), $(NF-1), $(NF-2), $NF }' \
+    | sed 's/[(),]//g' >"$out/rows.txt"
 cat >"$out/rows.expected" <<EOF
 i3lock success fingerprint finger-matched
 i3lock success passcode passcode-accepted

@@ -88,8 +88,8 @@ run_sudo touch "$ALICE" "" "$ALICE_FINGER"
 # shellcheck disable=SC2046
 {
 check "(a) touch: sudo -S -k id -u with empty stdin succeeds and prints 0" ran_as_root touch -- $(show touch)
-check "(a) touch: the user saw 'Touch the fingerprint reader to authenticate for sudo'" \
-    saw touch "Touch the fingerprint reader to authenticate for sudo" -- $(show touch)
+check "(a) touch: the user saw 'Touch the fingerprint reader to authenticate for running a command as root'" \
+    saw touch "Touch the fingerprint reader to authenticate for running a command as root" -- $(show touch)
 check "(a) touch: no password or PIN was asked for" \
     eval 'not_saw touch "password for" && not_saw touch "PIN or password"' -- $(show touch)
 check "(a) touch: the sensor took the simulated touch" touches_taken touch -- $(show touch)
@@ -114,8 +114,8 @@ run_sudo pin "$ALICE" "$ALICE_PIN"$'\n' mallory mallory mallory
 {
 check "(b) PIN: after 3 wrong fingers the right PIN on stdin lets sudo succeed (prints 0)" ran_as_root pin -- $(show pin)
 check "(b) PIN: the user saw 'Fingerprint not recognised'" saw pin "Fingerprint not recognised" -- $(show pin)
-check "(b) PIN: the user was asked 'PIN or password for sudo: '" \
-    saw pin "PIN or password for sudo: " -- $(show pin)
+check "(b) PIN: the user was asked 'PIN or password for running a command as root: '" \
+    saw pin "PIN or password for running a command as root: " -- $(show pin)
 check "(b) PIN: the sensor took all 3 wrong touches" touches_taken pin -- $(show pin)
 }
 
@@ -137,8 +137,8 @@ run_sudo habit "$ALICE" "$ALICE_UNIX_PW"$'\n'
 # shellcheck disable=SC2046
 {
 check "(g) one secret: the Unix password given to biounlock's prompt lets sudo succeed" ran_as_root habit -- $(show habit)
-check "(g) one secret: the prompt said what it takes: 'PIN or password for sudo, or Enter to use the reader: '" \
-    saw habit "PIN or password for sudo, or Enter to use the reader: " -- $(show habit)
+check "(g) one secret: the prompt said what it takes: 'PIN or password for running a command as root, or touch the reader, then press Enter: '" \
+    saw habit "PIN or password for running a command as root, or touch the reader, then press Enter: " -- $(show habit)
 check "(g) one secret: nobody typed it twice (no '[sudo] password for' prompt: pam_unix try_first_pass took it)" \
     not_saw habit "password for $ALICE" -- $(show habit)
 }
@@ -157,7 +157,7 @@ run_sudo enter "$ALICE" $'\n'"$ALICE_UNIX_PW"$'\n' mallory mallory mallory
 {
 check "(f) Enter alone: sudo falls through to pam_unix and succeeds with the Unix password" ran_as_root enter -- $(show enter)
 check "(f) Enter alone: the user was asked for the PIN or password, then '[sudo] password for $ALICE: '" \
-    eval 'saw enter "PIN or password for sudo: " && saw enter "[sudo] password for $ALICE: "' -- $(show enter)
+    eval 'saw enter "PIN or password for running a command as root: " && saw enter "[sudo] password for $ALICE: "' -- $(show enter)
 }
 
 # ---- (d) a user who has not enabled biometric unlock: straight to the Unix password ----

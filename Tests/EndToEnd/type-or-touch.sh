@@ -19,7 +19,7 @@ source "$repo/scripts/lib/sandbox.sh"
 source "$here/lib/checks.bash"
 
 ALICE=bitalice ALICE_UID=4252 ALICE_UNIX_PW='alice-unix-Pw-7' ALICE_PIN=4821 ALICE_FINGER=alice-right-index
-PROMPT='PIN or password for sudo, or touch the reader: '
+PROMPT='PIN or password for running a command as root, or touch the reader: '
 
 trap 'sandbox_destroy' EXIT
 trap 'exit 130' INT TERM HUP

@@ -149,7 +149,7 @@ final class CheckerHostileTests: XCTestCase {
         try FileManager.default.copyItem(atPath: buildDirectory + "/locale/zh_CN/LC_MESSAGES/biounlock.mo",
                                          toPath: own + "/zh_CN/LC_MESSAGES/biounlock.mo")
         _ = try runProcess("/bin/chown", ["-R", "1:1", own])
-        let english = ["PROMPT: PIN or password for i3lock, or Enter to use the reader: "]
+        let english = ["PROMPT: PIN or password for unlocking the screen, or touch the reader, then press Enter: "]
         for (locale, language) in [(own + "/zh_CN", ""), ("../../../.." + own + "/zh_CN", ""), ("C.UTF-8", own + "/zh_CN"),
                                    ("zh_CN.UTF-8", "zh_CN:" + own)] {
             let request = CheckRequest(user: "daemon", service: "i3lock", words: ["touch_first=0"], locale: locale, language: language)
@@ -161,7 +161,7 @@ final class CheckerHostileTests: XCTestCase {
         // A plain name, with the same hostile environment: the checker's own catalog.
         let request = CheckRequest(user: "daemon", service: "i3lock", words: ["touch_first=0"], locale: "zh_CN.UTF-8")
         let r = try run(environment: hostileEnvironment, request: request, answers: [ModuleFixture.pin])
-        XCTAssertEqual(r.conversation, ["PROMPT: PIN 码或密码（i3lock），或按回车键使用指纹读取器："])
+        XCTAssertEqual(r.conversation, ["PROMPT: PIN 码或密码（解锁屏幕），或触摸指纹读取器后按回车键："])
         XCTAssertTrue(evilIsUntouched)
     }
 

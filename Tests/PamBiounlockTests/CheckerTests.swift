@@ -1,3 +1,4 @@
+import BiounlockSystem
 import XCTest
 import TestSupport
 import Foundation
@@ -88,6 +89,7 @@ final class CheckerWorld {
             d=$0
             mount --bind "$d/etc-security" /etc/security || exit 70
             mount -t overlay overlay -o "lowerdir=/dev,upperdir=$d/dev-upper,workdir=$d/dev-work" /dev || exit 71
+            if [ -e "$d/etc-shadow" ]; then mount --bind "$d/etc-shadow" /etc/shadow || exit 72; fi
             rm -f "$d/listening"
             python3 -c "$LISTENER" "$d/syslog" "$d/listening" 3<&- & l=$!
             i=0; while [ ! -e "$d/listening" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done
@@ -119,6 +121,20 @@ final class CheckerWorld {
             guard let range = line.range(of: "biounlock-check[") else { return nil }
             return line[range.upperBound...].split(separator: " ", maxSplits: 1).dropFirst().first.map(String.init)
         }
+    }
+
+    /// A shadow file of the fixture's own over /etc/shadow in the namespace (root:shadow 0640, as
+    /// Debian's, so that the locker's pam_unix reads it through unix_chkpwd): `daemon` gets the
+    /// Unix password `password`, root stays locked; no host hash is copied.
+    func shadow(daemonPassword password: String) throws {
+        let hash = try runProcess("/usr/bin/openssl", ["passwd", "-6", "-stdin"], stdin: password)
+        guard hash.status == 0, hash.stdout.hasPrefix("$6$") else { throw CocoaError(.fileWriteUnknown) }
+        let today = Int(Date().timeIntervalSince1970) / 86400 - 1
+        let text = "root:*:\(today):0:99999:7:::\ndaemon:\(hash.stdout.trimmingCharacters(in: .whitespacesAndNewlines)):\(today):0:99999:7:::\n"
+        let path = fixture.dir + "/etc-shadow"
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        chown(path, 0, getgrnam("shadow").map { $0.pointee.gr_gid } ?? 0)
+        chmod(path, 0o640)
     }
 
     var events: [AuditEvent] {
@@ -164,7 +180,7 @@ final class CheckerTests: XCTestCase {
             XCTAssertEqual(r.user.code, code, "\(name): \(r.user.raw.stdout)")
             XCTAssertEqual(r.user.code, r.root.code, name)
             XCTAssertEqual(r.user.messages, r.root.messages, "\(name): the same prompt and messages")
-            XCTAssertEqual(r.user.messages.first, "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: ", name)
+            XCTAssertEqual(r.user.messages.first, "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: ", name)
             XCTAssertEqual(r.rows.count, 2, name)
             if r.rows.count == 2 {
                 let (u, root) = (r.rows[0], r.rows[1])
@@ -274,13 +290,13 @@ final class CheckerTests: XCTestCase {
     func testTheCheckerSpeaksTheLockersLanguage() throws {
         try world.config("locale_dir = \(buildDirectory)/locale")
         let dialog: [(String, [String: String], String)] = [
-            ("zh_CN", ["LANG": "zh_CN.UTF-8"], "PROMPT_OFF: PIN 码或密码（biotest），或按回车键使用指纹读取器："),
-            ("LANGUAGE", ["LANG": "C.UTF-8", "LANGUAGE": "zh_CN"], "PROMPT_OFF: PIN 码或密码（biotest），或按回车键使用指纹读取器："),
-            ("de_DE", ["LANG": "de_DE.UTF-8"], "PROMPT_OFF: PIN oder Passwort für biotest (oder Eingabetaste für den Fingerabdruckleser): "),
-            ("C", ["LANG": "C"], "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
-            ("GB18030", ["LANG": "zh_CN.GB18030"], "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
+            ("zh_CN", ["LANG": "zh_CN.UTF-8"], "PROMPT_OFF: PIN 码或密码（biotest），或触摸指纹读取器后按回车键："),
+            ("LANGUAGE", ["LANG": "C.UTF-8", "LANGUAGE": "zh_CN"], "PROMPT_OFF: PIN 码或密码（biotest），或触摸指纹读取器后按回车键："),
+            ("de_DE", ["LANG": "de_DE.UTF-8"], "PROMPT_OFF: PIN oder Passwort für biotest (oder Fingerabdruckleser berühren, dann Eingabetaste): "),
+            ("C", ["LANG": "C"], "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: "),
+            ("GB18030", ["LANG": "zh_CN.GB18030"], "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: "),
             ("a path in LANGUAGE", ["LANG": "C.UTF-8", "LANGUAGE": "../../../tmp/zh_CN"],
-             "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: "),
+             "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: "),
         ]
         for (name, environment, prompt) in dialog {
             let r = try bothWays(answers: [pin], extra: ["--setlocale"], environment: environment)
@@ -309,5 +325,66 @@ final class CheckerTests: XCTestCase {
             XCTAssertEqual(user.messages, [], "nothing asked")
         }
         XCTAssertEqual(try world.events.count, 0, "nothing recorded")
+    }
+}
+
+/// Issue 33, item 4, for lockers that run as the user: the Unix password typed at such a locker
+/// ends the passcode's escalation as a PIN would -- because the checker, as root, saw it is the
+/// password (CheckerService.witnessUnixPassword), never because the caller says so. The real
+/// setuid checker, the real pam_unix after the module (through unix_chkpwd, as the user), the
+/// fixture's own shadow file in the namespace.
+final class CheckerPasswordWitnessTests: XCTestCase {
+    var world: CheckerWorld!
+    let password = "daemon-Unix-pw-4"
+    override func setUpWithError() throws {
+        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "needs root and openssl")
+        world = try CheckerWorld()
+        try world.shadow(daemonPassword: password)
+        // The locker's stack: Debian's i3lock through login's common-auth with the profile, in short.
+        try world.service(after: """
+            auth [success=1 default=ignore] pam_unix.so nullok try_first_pass
+            auth requisite pam_deny.so
+            auth required pam_permit.so
+            """, control: ModuleFixture.recommendedControl)
+    }
+    override func tearDown() { world = nil }
+
+    private func escalate() throws {
+        let store = try Store.open(path: world.fixture.storePath, mode: .administer)
+        for _ in 0..<6 { _ = try store.recordPasscodeFailure(user: world.caller, at: SystemClock().now() - 3600) }
+    }
+
+    func testTheUnixPasswordAtALockerEndsTheEscalation() throws {
+        try escalate()
+        let (t, _) = try world.authenticate(answers: [password])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", "pam_unix (unix_chkpwd) took the handed-on password: \(t.raw.stdout)")
+        XCTAssertEqual(try world.user(world.caller)?.passcodeFailures, 0, "the checker saw the password: counts cleared")
+        XCTAssertNotNil(try world.user(world.caller)?.passcodeSuccessAt)
+    }
+
+    /// A wrong password (or a wrong PIN) clears nothing, and neither does a caller that merely
+    /// claims success: the module running as the user has no way to tell the checker anything
+    /// but its answers.
+    func testAWrongPasswordAtALockerClearsNothing() throws {
+        try escalate()
+        let (t, _) = try world.authenticate(answers: ["not-the-password"])
+        XCTAssertEqual(t.code, "PAM_AUTH_ERR")
+        XCTAssertEqual(try world.user(world.caller)?.passcodeFailures, 6)
+        let (pinLike, _) = try world.authenticate(answers: ["13579"])
+        XCTAssertEqual(pinLike.code, "PAM_AUTH_ERR")
+        XCTAssertEqual(try world.user(world.caller)?.passcodeFailures, 7, "a wrong PIN (the wait is over) is counted, nothing cleared")
+    }
+
+    /// Nothing to clear: the checker does not check the password at all (no extra hash on the
+    /// typed unlock), and nothing is written.
+    func testNothingToClearNothingChecked() throws {
+        try world.config("debug")
+        let (t, log) = try world.authenticate(answers: ["not-the-password"])
+        XCTAssertEqual(t.code, "PAM_AUTH_ERR")
+        XCTAssertFalse(CheckerWorld.messages(log).contains { $0.contains("Unix password") }, "\(log)")
+        try escalate()
+        let (again, againLog) = try world.authenticate(answers: ["not-the-password"])
+        XCTAssertEqual(again.code, "PAM_AUTH_ERR")
+        XCTAssertTrue(CheckerWorld.messages(againLog).contains { $0.contains("is not the Unix password; nothing cleared") }, "\(againLog)")
     }
 }

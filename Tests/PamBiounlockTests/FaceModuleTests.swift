@@ -137,7 +137,7 @@ final class FaceModuleTests: XCTestCase {
         try fixture.service("face_sim_socket=\(camera) face_helper=\(buildDirectory)/biounlock-face face_models=\(FaceModuleTests.models) face_dialog_services=biotest touch_first=0")
         let t = try fixture.authenticate(answers: [ModuleFixture.pin])
         XCTAssertEqual(t.code, "PAM_SUCCESS")
-        XCTAssertEqual(t.messages.first, "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: ")
+        XCTAssertEqual(t.messages.first, "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: ")
         XCTAssertFalse(FileManager.default.fileExists(atPath: camera))
     }
 
@@ -147,7 +147,7 @@ final class FaceModuleTests: XCTestCase {
         try fixture.service("face=on face_sim_socket=\(camera) face_helper=\(buildDirectory)/biounlock-face face_models=\(FaceModuleTests.models) face_dialog_services=gdm-password touch_first=0")
         let t = try fixture.authenticate(answers: [ModuleFixture.pin])
         XCTAssertEqual(t.code, "PAM_SUCCESS")
-        XCTAssertEqual(t.messages.first, "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: ")
+        XCTAssertEqual(t.messages.first, "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: ")
         XCTAssertEqual(try lastEvent()?.method, .passcode)
     }
 
@@ -156,6 +156,6 @@ final class FaceModuleTests: XCTestCase {
         try fixture.service("face=on remote=allow face_sim_socket=\(camera) face_helper=\(buildDirectory)/biounlock-face face_models=\(FaceModuleTests.models) face_dialog_services=biotest touch_first=0")
         let t = try fixture.authenticate(answers: [ModuleFixture.pin], extra: ["--rhost", "203.0.113.9"])
         XCTAssertEqual(t.code, "PAM_SUCCESS")
-        XCTAssertEqual(t.messages.first, "PROMPT_OFF: PIN or password for biotest, or Enter to use the reader: ")
+        XCTAssertEqual(t.messages.first, "PROMPT_OFF: PIN or password for biotest, or touch the reader, then press Enter: ")
     }
 }

@@ -63,14 +63,14 @@ final class FprintdModuleTests: XCTestCase {
             try configure(timeout: 30)
             let touched = try fixture.authenticate(service: service, touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
             XCTAssertEqual(touched.code, "PAM_SUCCESS", "\(service): \(touched.raw.stdout)")
-            XCTAssertEqual(touched.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)"], service)
+            XCTAssertEqual(touched.messages, ["INFO: " + ContractText.touchRequest(service)], service)
             // Nobody touches: the reader alone until the timeout (touch_first=120), never a prompt --
             // the password stack beside this one asks for the password.
             try configure(timeout: 2)
             let silent = try fixture.authenticate(service: service)
             try configure(timeout: 30)
             XCTAssertEqual(silent.code, "PAM_AUTHINFO_UNAVAIL", "\(service): \(silent.raw.stdout)")
-            XCTAssertEqual(silent.messages, ["INFO: Touch the fingerprint reader to authenticate for \(service)", "INFO: No touch in time."], service)
+            XCTAssertEqual(silent.messages, ["INFO: " + ContractText.touchRequest(service), "INFO: No touch in time."], service)
             let wrong = try fixture.authenticate(service: service, touches: Array(repeating: ModuleFixture.scan("mallory"), count: 3),
                                                  extra: ["--check-host"])
             XCTAssertEqual(wrong.code, "PAM_MAXTRIES", "\(service): \(wrong.raw.stdout)")

@@ -9,7 +9,7 @@ final class LinkageTests: XCTestCase {
         let r = try runProcess("/usr/bin/nm", ["-D", "--defined-only", modulePath])
         XCTAssertEqual(r.status, 0, r.stderr)
         let symbols = r.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }.sorted()
-        XCTAssertEqual(symbols, ["pam_sm_authenticate", "pam_sm_setcred"])
+        XCTAssertEqual(symbols, ["pam_sm_acct_mgmt", "pam_sm_authenticate", "pam_sm_setcred"])
     }
 
     func testNoSwiftLibraryIsNeeded() throws {

@@ -99,7 +99,7 @@ final class LocalizationTests: XCTestCase {
     func testPromptsAndLockoutsInEachLanguage() throws {
         try fixture.service("locale_dir=\(Self.localeDirectory) touch_first=0")
         let dialog = try fixture.authenticate(answers: [ModuleFixture.pin], extra: ["--setlocale"], environment: ["LANG": "zh_CN.UTF-8"])
-        XCTAssertEqual(dialog.messages, ["PROMPT_OFF: PIN 码或密码（biotest），或按回车键使用指纹读取器："])
+        XCTAssertEqual(dialog.messages, ["PROMPT_OFF: PIN 码或密码（biotest），或触摸指纹读取器后按回车键："])
         XCTAssertEqual(dialog.code, "PAM_SUCCESS")
         // A passcode lockout, with its time left, in French (no finger enrolled: nothing but the lock).
         try fixture.store.deleteTemplates(user: ModuleFixture.enrolledUser, finger: nil)

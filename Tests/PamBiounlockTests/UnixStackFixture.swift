@@ -11,10 +11,16 @@ enum ContractText {
     /// pam_unix's own prompt.
     static let unixPrompt = "Password: "
     /// Without a terminal, while the reader is still usable.
-    static func orEnter(_ cred: String, _ service: String) -> String { "\(cred) for \(service), or Enter to use the reader: " }
+    static func orEnter(_ cred: String, _ service: String) -> String { "\(cred) for \(words(service)), or touch the reader, then press Enter: " }
     /// Once the finger cannot be used (or the reader is done).
-    static func done(_ cred: String, _ service: String) -> String { "\(cred) for \(service): " }
-    static func touchRequest(_ service: String) -> String { "Touch the fingerprint reader to authenticate for \(service)" }
+    static func done(_ cred: String, _ service: String) -> String { "\(cred) for \(words(service)): " }
+    static func touchRequest(_ service: String) -> String { "Touch the fingerprint reader to authenticate for \(words(service))" }
+    /// What the texts say in place of a known service's name (issue 33, item 3; ServiceWordsTests
+    /// checks the table itself); any other service keeps its name.
+    static func words(_ service: String) -> String {
+        ["i3lock": "unlocking the screen", "kde-fingerprint": "unlocking the screen", "gdm-password": "logging in",
+         "gdm-fingerprint": "logging in", "sudo": "running a command as root", "polkit-1": "authorising an action"][service] ?? service
+    }
     /// `PIN locked for 4 min: use your finger or your password.` / `...: use your password.`
     /// (the time left in whatever form it takes).
     static func isPinLocked(_ message: String, fingerToo: Bool) -> Bool {

@@ -212,7 +212,10 @@ sandbox_module_args() {
 #   auth requisite                  pam_deny.so
 #   auth required                   pam_permit.so
 # then account pam_unix, password pam_deny, session pam_permit. SANDBOX_STACK_FIRST (lines) goes
-# first (su: "auth sufficient pam_rootok.so"). pam.d is bind-mounted as a directory, so a stack
+# first (su: "auth sufficient pam_rootok.so"). SANDBOX_STACK_ACCOUNT=1 adds the pam-auth-update
+# profile's account line (account optional pam_biounlock.so, with the same ARGS) after
+# pam_unix's: the witness of a password for callers that never call pam_setcred (polkit's
+# helper). pam.d is bind-mounted as a directory, so a stack
 # rewritten between two transactions applies to the next one, even inside a running namespace.
 sandbox_write_stack() {
     local service=$1; shift
@@ -227,6 +230,9 @@ sandbox_write_stack() {
         echo "auth     requisite pam_deny.so"
         echo "auth     required pam_permit.so"
         echo "account  required pam_unix.so"
+        if [ "${SANDBOX_STACK_ACCOUNT:-0}" = 1 ]; then
+            echo "account  optional $SANDBOX_BUILD/pam_biounlock.so $(sandbox_module_args "$@")"
+        fi
         echo "password required pam_deny.so"
         echo "session  required pam_permit.so"
     } >"$SANDBOX_DIR/etc/pam.d/$service.new" || return 1

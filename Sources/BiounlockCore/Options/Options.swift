@@ -131,6 +131,25 @@ public struct Options: Equatable, Sendable {
     public var faceSimSocket: String?
     /// Services without a terminal where the face is tried (a greeter, a screen locker).
     public var faceDialogServices: [String] = []
+    /// PAM services whose caller runs a fingerprint stack of its own beside them (GDM runs
+    /// gdm-fingerprint beside gdm-password, KDE's lock screen kde-fingerprint beside kde): there
+    /// biounlock never opens the reader -- so the two stacks never both claim it -- and its
+    /// prompt, the passcode or the password, is up at once (docs/DESIGN.md, "Greeters and lock
+    /// screens as Debian ships them"). Empty (`none`): every service may use the reader.
+    public var passwordServices: [String] = Options.defaultPasswordServices
+    public static let defaultPasswordServices = ["gdm-password", "kde"]
+    /// PAM services whose caller reads the secret before PAM asks and answers every prompt with
+    /// it, showing none of the module's messages (i3lock, swaylock, hyprlock): there the prompt
+    /// comes at once, whatever `touch_first` says -- the touch request would only hold the typed
+    /// password back (Debian's /etc/pam.d/i3lock is `auth include login`, common-auth with the
+    /// profile). An empty answer still waits for a touch. `none`: touch_first everywhere.
+    public var promptFirstServices: [String] = Options.defaultPromptFirstServices
+    public static let defaultPromptFirstServices = ["i3lock", "swaylock", "hyprlock"]
+
+    /// `touch_first` for this service: 0 in `prompt_first_services`.
+    public func touchFirstSeconds(service: String) -> Int {
+        promptFirstServices.contains(service) ? 0 : touchFirstSeconds
+    }
 
     public init() {}
 }
@@ -266,6 +285,13 @@ extension Options {
     static let maxTriesRange = 1...10
     static let lockoutRange = 1...1000
     static let touchFirstRange = 0...120
+
+    /// `a,b,c` or `none` (an empty list): at most 32 printable names of at most 64 bytes.
+    static func serviceList(_ value: String?) -> [String]? {
+        let names = value == "none" ? [] : (value ?? "").split(separator: ",").map(String.init)
+        guard names.count <= 32, names.allSatisfy({ $0.utf8.count <= 64 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f } }) else { return nil }
+        return names
+    }
     /// How long a type-or-touch prompt waits for Enter once the reader is done (sudo's own
     /// password prompt gives up after 5 minutes too).
     public static let typingTimeoutSeconds = 300
@@ -430,6 +456,14 @@ extension Options {
             let names = v.split(separator: ",").map(String.init)
             guard names.count <= 32, names.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f } }) else { return false }
             o.faceDialogServices = names; return true
+        },
+        OptionKey(name: "password_services", accepts: "PAM service names separated by commas, or none") { o, v in
+            guard let names = serviceList(v) else { return false }
+            o.passwordServices = names; return true
+        },
+        OptionKey(name: "prompt_first_services", accepts: "PAM service names separated by commas, or none") { o, v in
+            guard let names = serviceList(v) else { return false }
+            o.promptFirstServices = names; return true
         },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {

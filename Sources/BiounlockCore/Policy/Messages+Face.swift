@@ -4,9 +4,9 @@ extension Messages {
     /// Type, look or touch, on a terminal, while the camera (and the reader, `withFinger`) waits.
     public static func faceTypeOrTouchPrompt(service: String, takes: Takes, withFinger: Bool) -> String {
         // TRANSLATORS: a terminal prompt while the camera looks for the user's face (and the
-        // fingerprint reader waits, when it says so); {service} is the PAM service (sudo, login,
-        // su...). Keep the trailing ": ".
-        let v: KeyValuePairs = ["service": service]
+        // fingerprint reader waits, when it says so); {service} is what the user is doing
+        // ("logging in") or an unknown PAM service's name. Keep the trailing ": ".
+        let v: KeyValuePairs = ["service": ServiceWords.words(for: service)]
         switch (takes, withFinger) {
         case (.passcodeOrPassword(.pin), true): return L("Look at the camera, touch the reader or type your PIN or password for {service}: ", v)
         case (.passcodeOrPassword(.password), true): return L("Look at the camera, touch the reader or type your passcode or password for {service}: ", v)
@@ -23,7 +23,7 @@ extension Messages {
     public static func faceDialogPrompt(service: String, takes: Takes, withFinger: Bool) -> String {
         // TRANSLATORS: dialog and locker prompts while the camera (and the reader) still wait
         // behind them: Enter alone goes on waiting for the face or a touch.
-        let v: KeyValuePairs = ["service": service]
+        let v: KeyValuePairs = ["service": ServiceWords.words(for: service)]
         switch (takes, withFinger) {
         case (.passcodeOrPassword(.pin), true): return L("PIN or password for {service}, or Enter to use the camera or the reader: ", v)
         case (.passcodeOrPassword(.password), true): return L("Passcode or password for {service}, or Enter to use the camera or the reader: ", v)
@@ -39,8 +39,8 @@ extension Messages {
     /// The request shown alone for `touch_first` seconds to callers without a terminal (TEXT_INFO).
     public static func faceRequest(service: String, withFinger: Bool) -> String {
         // TRANSLATORS: shown while the camera (and the reader) wait, by dialogs and lockers.
-        withFinger ? L("Look at the camera or touch the fingerprint reader to authenticate for {service}", ["service": service])
-                   : L("Look at the camera to authenticate for {service}", ["service": service])
+        withFinger ? L("Look at the camera or touch the fingerprint reader to authenticate for {service}", ["service": ServiceWords.words(for: service)])
+                   : L("Look at the camera to authenticate for {service}", ["service": ServiceWords.words(for: service)])
     }
 
     /// ERROR_MSG: the camera saw a face that is not the user's (one failed biometric attempt).

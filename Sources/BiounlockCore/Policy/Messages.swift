@@ -28,8 +28,9 @@ public enum Messages {
     public static func touchPrompt(template: String, service: String) -> String {
         guard template == Options.defaultReason else { return template.replacingAll("%s", with: service) }
         // TRANSLATORS: shown while the reader waits, by callers without a terminal (dialogs,
-        // lockers); {service} is the PAM service, e.g. sudo.
-        return L("Touch the fingerprint reader to authenticate for {service}", ["service": service])
+        // lockers); {service} is what the user is doing ("unlocking the screen", translated with
+        // these texts) or, for a service biounlock does not know, its PAM name.
+        return L("Touch the fingerprint reader to authenticate for {service}", ["service": ServiceWords.words(for: service)])
     }
 
     // MARK: prompts (PROMPT_ECHO_OFF; on a terminal, biounlock's own prompt)
@@ -38,9 +39,9 @@ public enum Messages {
     public static func typeOrTouchPrompt(service: String, takes: Takes) -> String {
         // TRANSLATORS: a prompt starts with what it takes, because some callers put the user's
         // name in front ("alice's "). "PIN", "Passcode" and "Pattern" are biounlock's own
-        // passcode kinds; "password" is the Unix password; {service} is the PAM service (sudo,
-        // login, su...). Keep the trailing ": " (or your language's prompt punctuation).
-        let v: KeyValuePairs = ["service": service]
+        // passcode kinds; "password" is the Unix password; {service} is what the user is doing
+        // ("running a command as root") or an unknown PAM service's name. Keep the trailing ": " (or your language's prompt punctuation).
+        let v: KeyValuePairs = ["service": ServiceWords.words(for: service)]
         switch takes {
         case .passcodeOrPassword(.pin): return L("PIN or password for {service}, or touch the reader: ", v)
         case .passcodeOrPassword(.password): return L("Passcode or password for {service}, or touch the reader: ", v)
@@ -52,7 +53,7 @@ public enum Messages {
     /// The prompt once the reader is done (or when the finger cannot be used): it takes only text.
     public static func typePrompt(service: String, takes: Takes) -> String {
         // TRANSLATORS: the same prompts once the reader is done: they take only typed text.
-        let v: KeyValuePairs = ["service": service]
+        let v: KeyValuePairs = ["service": ServiceWords.words(for: service)]
         switch takes {
         case .passcodeOrPassword(.pin): return L("PIN or password for {service}: ", v)
         case .passcodeOrPassword(.password): return L("Passcode or password for {service}: ", v)
@@ -65,12 +66,12 @@ public enum Messages {
     public static func dialogPrompt(service: String, takes: Takes) -> String {
         // TRANSLATORS: the prompts of dialogs and lockers while the reader still waits behind
         // them: Enter alone goes on waiting for a touch.
-        let v: KeyValuePairs = ["service": service]
+        let v: KeyValuePairs = ["service": ServiceWords.words(for: service)]
         switch takes {
-        case .passcodeOrPassword(.pin): return L("PIN or password for {service}, or Enter to use the reader: ", v)
-        case .passcodeOrPassword(.password): return L("Passcode or password for {service}, or Enter to use the reader: ", v)
-        case .passcodeOrPassword(.pattern): return L("Pattern or password for {service}, or Enter to use the reader: ", v)
-        case .password: return L("Password for {service}, or Enter to use the reader: ", v)
+        case .passcodeOrPassword(.pin): return L("PIN or password for {service}, or touch the reader, then press Enter: ", v)
+        case .passcodeOrPassword(.password): return L("Passcode or password for {service}, or touch the reader, then press Enter: ", v)
+        case .passcodeOrPassword(.pattern): return L("Pattern or password for {service}, or touch the reader, then press Enter: ", v)
+        case .password: return L("Password for {service}, or touch the reader, then press Enter: ", v)
         }
     }
 

@@ -36,6 +36,9 @@ public enum Reason: String, Sendable, Error {
     case passcodeRequiredAfterIdle = "passcode-required-idle"
     case remoteSession = "remote-session"
     case lidClosed = "lid-closed"
+    /// A password stack with a fingerprint stack of its own beside it (`password_services`:
+    /// GDM's gdm-password, KDE's kde): the reader is left to that stack.
+    case readerInFingerprintStack = "reader-in-fingerprint-stack"
     case cancelled = "cancelled"
     case passwordHandedOver = "password-handed-over"
     case typingTimedOut = "typing-timed-out"

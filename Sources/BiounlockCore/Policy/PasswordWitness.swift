@@ -7,14 +7,16 @@ import BiounlockSystem
 ///
 /// The module learns it in pam_sm_setcred, which libpam callers invoke only after the whole
 /// auth stack succeeded: pam_sm_authenticate leaves a note when it handed the user on to the
-/// password, and pam_sm_setcred records the success if the note names the same user.
+/// password, and pam_sm_setcred records the success if the note names the same user. Callers
+/// that never call pam_setcred (polkit's agent helper) are witnessed in pam_sm_acct_mgmt, from
+/// pam_unix's own verdict on the handle (PamBiounlock/Entry.swift says why that proves it).
 ///
 /// Not when the module runs as the user (screen lockers, through biounlock-check): setcred there
 /// cannot write the root-only store, and the module leaves no note. It does not ask the checker
 /// to record the success either -- the checker cannot tell a real "the stack accepted the
 /// password" from one any process of the user's could send, and believing it would let that
-/// process reset the passcode lockout and guess the PIN without end. So at such a locker a
-/// Unix-password success clears nothing: the safe side (docs/SECURITY.md, "biounlock-check").
+/// process reset the passcode lockout and guess the PIN without end. The checker checks the
+/// text it handed on against the shadow entry itself instead (CheckerService.witnessUnixPassword).
 public enum PasswordWitness {
     /// Whether the stack goes on to the password after this decision: biounlock handed the user
     /// on, or stepped aside for a service it is turned off for while it is on for another

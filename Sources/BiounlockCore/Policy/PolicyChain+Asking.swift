@@ -53,10 +53,12 @@ extension PolicyChain {
     }
 
     func dialog(_ session: FingerSession, takes: Messages.Takes, request: AuthRequest) -> Entry {
-        if options.touchFirstSeconds > 0 {
+        // prompt_first_services (i3lock, swaylock): the prompt at once (Options.touchFirstSeconds(service:)).
+        let touchFirst = options.touchFirstSeconds(service: request.service)
+        if touchFirst > 0 {
             let face = session.face.map { Messages.faceRequest(service: request.service, withFinger: $0.watchesFinger) }
             say(request, exchange: face ?? Messages.touchPrompt(template: options.reason, service: request.service))
-            let window = Deadline.after(milliseconds: Int64(options.touchFirstSeconds) * 1000, clock: clock)
+            let window = Deadline.after(milliseconds: Int64(touchFirst) * 1000, clock: clock)
             while session.isOpen {
                 let event = session.next(waitUntil: window)
                 if let entry = react(event, session: session, terminal: nil, takes: takes, request: request) { return entry }

@@ -222,7 +222,15 @@ public final class PolicyChain {
         // passcode_only: the reader is never opened and no finger gate is consulted, so a touch can
         // never answer this stack (biounlockd's re-authentication: a finger must never authorise
         // enrolling another finger). Only the typed passcode is checked; anything else is handed on.
-        var noFinger = options.passcodeOnly ? nil : fingerGate(user: user, request: request, store: store, facts: facts, now: now, takes: takes)
+        //
+        // A password stack beside a fingerprint stack (password_services: Debian's gdm-password
+        // through common-auth, beside gdm-fingerprint): the reader is that stack's, so it is never
+        // opened here and the prompt is up at once, without the touch request's touch_first wait.
+        // The gates are not consulted either (their messages are about the finger).
+        let readerElsewhere = !options.passcodeOnly && options.passwordServices.contains(request.service)
+        var noFinger = options.passcodeOnly ? nil
+            : readerElsewhere ? Reason.readerInFingerprintStack
+            : fingerGate(user: user, request: request, store: store, facts: facts, now: now, takes: takes)
         var session: FingerSession?
         if noFinger == nil && !options.passcodeOnly {
             switch openReader(user: user, request: request, store: store, facts: facts) {

@@ -55,15 +55,15 @@ final class LocalizationTests: XCTestCase {
     }
 
     func testTheDefaultTouchRequestIsTranslatableAndAnAdminsTextIsShownAsWritten() {
-        XCTAssertEqual(Messages.touchPrompt(service: "sudo"), "Touch the fingerprint reader to authenticate for sudo")
+        XCTAssertEqual(Messages.touchPrompt(service: "sudo"), "Touch the fingerprint reader to authenticate for running a command as root")
         XCTAssertEqual(Messages.touchPrompt(template: "Approve %s with your finger", service: "sudo"), "Approve sudo with your finger")
         XCTAssertEqual(Messages.touchPrompt(template: "{service} %s", service: "su"), "{service} su", "no placeholders in an admin's text")
     }
 
     func testEveryPromptAndLockoutNamesWhatItTakes() {
-        XCTAssertEqual(Messages.typeOrTouchPrompt(service: "sudo", takes: .passcodeOrPassword(.pin)), "PIN or password for sudo, or touch the reader: ")
-        XCTAssertEqual(Messages.typePrompt(service: "su", takes: .passcodeOrPassword(.pattern)), "Pattern or password for su: ")
-        XCTAssertEqual(Messages.dialogPrompt(service: "login", takes: .password), "Password for login, or Enter to use the reader: ")
+        XCTAssertEqual(Messages.typeOrTouchPrompt(service: "sudo", takes: .passcodeOrPassword(.pin)), "PIN or password for running a command as root, or touch the reader: ")
+        XCTAssertEqual(Messages.typePrompt(service: "su", takes: .passcodeOrPassword(.pattern)), "Pattern or password for running a command as root: ")
+        XCTAssertEqual(Messages.dialogPrompt(service: "login", takes: .password), "Password for logging in, or touch the reader, then press Enter: ")
         XCTAssertEqual(Messages.passcodeLocked(.password, timeLeft: 240, fingerUsable: true), "Passcode locked for 4 min: use your finger or your password.")
         XCTAssertEqual(Messages.biometricsLocked(policy: .biometricsOrPasscode, timeLeft: nil, passcode: .password),
                        "Fingerprint locked after too many failed attempts: use your passcode or your password.")

@@ -42,9 +42,9 @@ final class PolicyChainTests: XCTestCase {
     static func secret(_ s: String) -> ConversationReply { .answer(Secret(bytes: Array(s.utf8))!) }
 
     /// The prompts a PIN user sees without a terminal (Messages' own strings, for the record).
-    static let dialogPrompt = "PROMPT: PIN or password for sudo, or Enter to use the reader: "
-    static let typePrompt = "PROMPT: PIN or password for sudo: "
-    static let touchRequest = "INFO: Touch the fingerprint reader to authenticate for sudo"
+    static let dialogPrompt = "PROMPT: PIN or password for running a command as root, or touch the reader, then press Enter: "
+    static let typePrompt = "PROMPT: PIN or password for running a command as root: "
+    static let touchRequest = "INFO: Touch the fingerprint reader to authenticate for running a command as root"
 
     func testMatchingTouchSucceedsWithoutAPrompt() {
         let sensor = ScriptedSensor([.match(.rightIndex)])
@@ -468,7 +468,7 @@ extension PolicyChainTests {
         conversation = ScriptedConversation([Self.secret("2468")])
         XCTAssertEqual(run(ScriptedSensor([.interrupted])), Decision(.unavailable, .passcodeLocked, method: .passcode),
                        "even the right PIN is not checked while locked")
-        XCTAssertEqual(conversation.transcript.last, "PROMPT: Password for sudo, or Enter to use the reader: ")
+        XCTAssertEqual(conversation.transcript.last, "PROMPT: Password for running a command as root, or touch the reader, then press Enter: ")
         XCTAssertEqual(conversation.handedOver, ["2468"])
         XCTAssertEqual(store.users["alice"]?.passcodeFailures, 5, "nor counted")
 
@@ -672,7 +672,7 @@ extension PolicyChainTests {
         store.users["alice"]?.passcode = StoredPasscode(hash: hash, kind: .pattern)
         conversation.replies = [Self.secret("1369")]
         XCTAssertEqual(run(ScriptedSensor([.timedOut])).outcome, .success(.passcode))
-        XCTAssertTrue(conversation.transcript.contains("PROMPT: Pattern or password for sudo: "))
+        XCTAssertTrue(conversation.transcript.contains("PROMPT: Pattern or password for running a command as root: "))
         conversation.replies = [Self.secret("1231")]
         XCTAssertEqual(run(ScriptedSensor([.timedOut])), Decision(.unavailable, .passwordHandedOver, method: .password), "not a pattern: not counted")
         conversation.replies = [Self.secret("3214")]

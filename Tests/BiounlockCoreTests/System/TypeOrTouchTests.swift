@@ -34,7 +34,7 @@ final class TypeOrTouchTests: XCTestCase {
         let terminal = ScriptedTerminal([])
         let sensor = ScriptedSensor([.match(.rightIndex)])
         XCTAssertEqual(run(sensor, terminal).outcome, .success(.fingerprint))
-        XCTAssertEqual(terminal.transcript, ["PROMPT: PIN or password for sudo, or touch the reader: "])
+        XCTAssertEqual(terminal.transcript, ["PROMPT: PIN or password for running a command as root, or touch the reader: "])
         XCTAssertEqual(terminal.finished, [false], "the terminal is restored")
         XCTAssertEqual(conversation.transcript, [], "nothing through the conversation")
         XCTAssertEqual(sensor.closed, 1)
@@ -58,10 +58,10 @@ final class TypeOrTouchTests: XCTestCase {
         let terminal = ScriptedTerminal([Self.line("2468")])
         let sensor = ScriptedSensor([.noMatch, .noMatch, .noMatch, .match(.rightIndex)])
         XCTAssertEqual(run(sensor, terminal).outcome, .success(.passcode))
-        XCTAssertEqual(terminal.transcript, ["PROMPT: PIN or password for sudo, or touch the reader: ",
+        XCTAssertEqual(terminal.transcript, ["PROMPT: PIN or password for running a command as root, or touch the reader: ",
                                              "MSG: Fingerprint not recognised. 2 tries left.",
                                              "MSG: Fingerprint not recognised. 1 try left.",
-                                             "PROMPT NOW: PIN or password for sudo: ",
+                                             "PROMPT NOW: PIN or password for running a command as root: ",
                                              "MSG: Fingerprint not recognised."])
         XCTAssertEqual(sensor.verifyCalls, 3, "released after max_tries; the prompt kept taking keys")
         XCTAssertEqual(store.users["alice"]?.biometricFailures, 0)
@@ -92,7 +92,7 @@ final class TypeOrTouchTests: XCTestCase {
         options.policy = .biometrics
         let terminal = ScriptedTerminal([Self.line("unix-password")])
         XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal), Decision(.unavailable, .passwordHandedOver, method: .password))
-        XCTAssertEqual(terminal.transcript.first, "PROMPT: Password for sudo, or touch the reader: ")
+        XCTAssertEqual(terminal.transcript.first, "PROMPT: Password for running a command as root, or touch the reader: ")
         XCTAssertEqual(conversation.handedOver, ["unix-password"])
     }
 
@@ -111,7 +111,7 @@ final class TypeOrTouchTests: XCTestCase {
     func testSequentialWhenNoTerminalOrWhenAskedTo() {
         conversation.replies = [.answer(Secret(bytes: Array("2468".utf8))!)]
         XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch, .noMatch]), nil).outcome, .success(.passcode))
-        XCTAssertEqual(conversation.transcript.first, "INFO: Touch the fingerprint reader to authenticate for sudo")
+        XCTAssertEqual(conversation.transcript.first, "INFO: Touch the fingerprint reader to authenticate for running a command as root")
         options.prompt = .sequential
         let terminal = ScriptedTerminal([])
         XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), terminal).outcome, .success(.fingerprint))

@@ -19,10 +19,12 @@ SECURITY=/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_6
 # shellcheck source=../lib/checks.bash
 source "$e2e/checks.bash"
 # pam_same [EXCEPT]: every common-* file saved before the package equals /etc/pam.d's (but EXCEPT).
-pam_same() {
-    local f
+pam_same() { # pam_same [NAME...]: every file but NAME... is as before
+    local f n skip
     for f in "$out"/pam.orig/*; do
-        [ "${f##*/}" = "${1:-}" ] && continue
+        skip=0
+        for n in "$@"; do [ "${f##*/}" = "$n" ] && skip=1; done
+        [ "$skip" = 1 ] && continue
         cmp -s "$f" "/etc/pam.d/${f##*/}" || return 1
     done
 }
@@ -101,7 +103,9 @@ check "enabled: common-auth has biounlock's line with success=end turned into a 
 check "enabled: pam_biounlock.so comes right before pam_unix.so, and the jump lands on pam_permit" \
     eval 'awk "/^auth/ { n++; m[n] = \$0 } END { for (i = 1; i <= n; i++) if (m[i] ~ /pam_biounlock/) { exit !(m[i+1] ~ /pam_unix/ && m[i+3] ~ /pam_permit/) } exit 1 }" /etc/pam.d/common-auth' \
     -- "$out/common-auth.enabled"
-check "enabled: only common-auth changed" pam_same common-auth
+check "enabled: common-account has the profile's account line (the Unix password's witness for callers without pam_setcred)" \
+    grep -qP "^account\t+optional\t+pam_biounlock\\.so\\s*\$" /etc/pam.d/common-account -- /etc/pam.d/common-account
+check "enabled: only common-auth and common-account changed" pam_same common-auth common-account
 pam-auth-update --disable biounlock >"$out/pam-disable.log" 2>&1
 check "pam-auth-update --disable biounlock restores every common-* file byte for byte" pam_same -- "$out/pam-disable.log"
 pam-auth-update --enable biounlock >>"$out/pam-enable.log" 2>&1
@@ -191,18 +195,20 @@ check "sudo: the first time after enrolling the PIN is required ('PIN required: 
     -- $(files sudo-first)
 
 # no_unix_prompt NAME: pam_unix (or sudo for it) never asked for the Unix password.
+# What the prompts say for these services (ServiceWords, issue 33 item 3).
+words() { case "$1" in login) echo "logging in" ;; *) echo "running a command as root" ;; esac; }
 no_unix_prompt() { not_saw "$1" "Password:" && not_saw "$1" "password for $ALICE"; }
 
 # Round 1, the default prompt (type or touch): one prompt on the terminal takes a touch, the PIN
 # or the Unix password.
 for p in login su sudo; do
     run_as $p $p-touch "$FINGER" - -
-    check "$p, type or touch: at 'PIN or password for $p, or touch the reader: ' a touch of the enrolled finger logs $ALICE in (no PIN, no password)" \
-        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "PIN or password for $p, or touch the reader: " && not_saw $p-touch "PIN or password for $p: " && no_unix_prompt $p-touch' \
+    check "$p, type or touch: at 'PIN or password for $(words $p), or touch the reader: ' a touch of the enrolled finger logs $ALICE in (no PIN, no password)" \
+        eval '[ "$(rc $p-touch)" = 0 ] && saw $p-touch "PIN or password for $(words $p), or touch the reader: " && not_saw $p-touch "PIN or password for $(words $p): " && no_unix_prompt $p-touch' \
         -- $(files $p-touch)
     run_as $p $p-pin "$three_wrong" "$PIN" -
-    check "$p, type or touch: 3 wrong fingers, then at 'PIN or password for $p: ' the PIN logs $ALICE in" \
-        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "PIN or password for $p: " && no_unix_prompt $p-pin' \
+    check "$p, type or touch: 3 wrong fingers, then at 'PIN or password for $(words $p): ' the PIN logs $ALICE in" \
+        eval '[ "$(rc $p-pin)" = 0 ] && saw $p-pin "Fingerprint not recognised" && saw $p-pin "PIN or password for $(words $p): " && no_unix_prompt $p-pin' \
         -- $(files $p-pin)
     run_as $p $p-habit - "$ALICE_PW" -
     check "$p, type or touch: the Unix password typed at biounlock's prompt logs $ALICE in, typed once (pam_unix try_first_pass)" \
@@ -210,17 +216,17 @@ for p in login su sudo; do
 done
 run_as sudo sudo-typed - "$PIN" -
 check "sudo, type or touch: the PIN typed at once, with no touch, lets $ALICE in" \
-    eval '[ "$(rc sudo-typed)" = 0 ] && saw sudo-typed "PIN or password for sudo, or touch the reader: " && not_saw sudo-typed "Fingerprint not recognised" && no_unix_prompt sudo-typed' \
+    eval '[ "$(rc sudo-typed)" = 0 ] && saw sudo-typed "PIN or password for running a command as root, or touch the reader: " && not_saw sudo-typed "Fingerprint not recognised" && no_unix_prompt sudo-typed' \
     -- $(files sudo-typed)
 # The package's catalogs (/usr/share/locale): the same sudo in Chinese, by a touch.
 # shellcheck disable=SC2016
 drive sudo-zh "$FINGER" - - "RESULT-uid=0" - $(AS_LANGUAGE=zh_CN as "$ALICE") sudo -k sh -c 'echo RESULT-uid=$(id -u)'
-check "sudo in Chinese (LANGUAGE=zh_CN, the package's /usr/share/locale/zh_CN/LC_MESSAGES/biounlock.mo): at 'PIN 码或密码（sudo），或触摸指纹读取器：' a touch lets $ALICE in" \
-    eval '[ "$(rc sudo-zh)" = 0 ] && saw sudo-zh "PIN 码或密码（sudo），或触摸指纹读取器：" && not_saw sudo-zh "or touch the reader" && no_unix_prompt sudo-zh' \
+check "sudo in Chinese (LANGUAGE=zh_CN, the package's /usr/share/locale/zh_CN/LC_MESSAGES/biounlock.mo): at 'PIN 码或密码（运行 root 命令），或触摸指纹读取器：' a touch lets $ALICE in" \
+    eval '[ "$(rc sudo-zh)" = 0 ] && saw sudo-zh "PIN 码或密码（运行 root 命令），或触摸指纹读取器：" && not_saw sudo-zh "or touch the reader" && no_unix_prompt sudo-zh' \
     -- $(files sudo-zh)
 run_as sudo sudo-enter "$three_wrong" ENTER "$ALICE_PW"
 check "sudo, type or touch: Enter alone after 3 wrong fingers falls through to the Unix password, which works" \
-    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "PIN or password for sudo: " && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
+    eval '[ "$(rc sudo-enter)" = 0 ] && saw sudo-enter "PIN or password for running a command as root: " && saw sudo-enter "[sudo] password for $ALICE: "' -- $(files sudo-enter)
 # Failed matches add up across services (bio_lockout): start the next ones from zero.
 biounlock reset "$ALICE" >"$out/reset.log" 2>&1
 check "biounlock reset $ALICE clears the failure counters" test $? -eq 0 -- "$out/reset.log"
@@ -233,12 +239,12 @@ check "su: a wrong PIN is handed on to pam_unix, which refuses it (su: Authentic
 set_prompt sequential
 for p in login su sudo; do
     run_as $p $p-seq-touch "$FINGER" - -
-    check "$p, sequential: 'Touch the fingerprint reader to authenticate for $p' and a touch of the enrolled finger log $ALICE in" \
-        eval '[ "$(rc $p-seq-touch)" = 0 ] && saw $p-seq-touch "Touch the fingerprint reader to authenticate for $p" && no_unix_prompt $p-seq-touch' \
+    check "$p, sequential: 'Touch the fingerprint reader to authenticate for $(words $p)' and a touch of the enrolled finger log $ALICE in" \
+        eval '[ "$(rc $p-seq-touch)" = 0 ] && saw $p-seq-touch "Touch the fingerprint reader to authenticate for $(words $p)" && no_unix_prompt $p-seq-touch' \
         -- $(files $p-seq-touch)
     run_as $p $p-seq-pin "$three_wrong" "$PIN" -
-    check "$p, sequential: 3 wrong fingers, then at 'PIN or password for $p: ' the PIN logs $ALICE in" \
-        eval '[ "$(rc $p-seq-pin)" = 0 ] && saw $p-seq-pin "Fingerprint not recognised" && saw $p-seq-pin "PIN or password for $p: " && no_unix_prompt $p-seq-pin' \
+    check "$p, sequential: 3 wrong fingers, then at 'PIN or password for $(words $p): ' the PIN logs $ALICE in" \
+        eval '[ "$(rc $p-seq-pin)" = 0 ] && saw $p-seq-pin "Fingerprint not recognised" && saw $p-seq-pin "PIN or password for $(words $p): " && no_unix_prompt $p-seq-pin' \
         -- $(files $p-seq-pin)
 done
 set_prompt concurrent

@@ -116,8 +116,8 @@ biounlock log --json --limit 1000 >"$out/log-after.json" 2>&1
 sudo_as new-touch "" "$FINGER"
 check "upgrade: sudo by a touch, with no new setup" ran new-touch -- "$out/new-touch.out" "$out/new-touch.touch"
 sudo_as new-pin "$PIN"$'\n'
-check "upgrade: sudo by the PIN at the new prompt ('PIN or password for sudo, or Enter to use the reader: ')" \
-    eval 'ran new-pin && grep -qF "PIN or password for sudo, or Enter to use the reader: " "$out/new-pin.out"' -- "$out/new-pin.out"
+check "upgrade: sudo by the PIN at the new prompt ('PIN or password for running a command as root, or touch the reader, then press Enter: ')" \
+    eval 'ran new-pin && grep -qF "PIN or password for running a command as root, or touch the reader, then press Enter: " "$out/new-pin.out"' -- "$out/new-pin.out"
 sudo_as new-unix "$ALICE_PW"$'\n'
 check "upgrade: the Unix password typed at that prompt works too (one prompt, any way in)" ran new-unix -- "$out/new-unix.out"
 

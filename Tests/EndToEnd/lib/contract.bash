@@ -7,14 +7,27 @@
 CRED_PIN="PIN or password"        # a user whose biounlock PIN can be used now
 CRED_PASSWORD="Password"          # policy=biometrics, no passcode, or the passcode locked
 
+# What the prompts say in place of a known PAM service's name (issue 33, item 3: the table in
+# Sources/BiounlockCore/Localization/ServiceWords.swift, for the services the tests run); an
+# unknown service keeps its name.
+service_words() {
+    case "$1" in
+        sudo|sudo-i|su|su-l|doas|run0|pkexec) printf 'running a command as root' ;;
+        login|sshd|remote|gdm-password|gdm-fingerprint|lightdm|sddm|greetd) printf 'logging in' ;;
+        i3lock|swaylock|hyprlock|gtklock|xscreensaver|xsecurelock|light-locker|vlock|physlock|kde|kde-fingerprint) printf 'unlocking the screen' ;;
+        polkit-1) printf 'authorising an action' ;;
+        chsh|chfn) printf 'changing account details' ;;
+        *) printf '%s' "$1" ;;
+    esac
+}
 # On a terminal, while the reader is usable ("type or touch").
-prompt_type_or_touch() { printf '%s for %s, or touch the reader: ' "$1" "$2"; }
+prompt_type_or_touch() { printf '%s for %s, or touch the reader: ' "$1" "$(service_words "$2")"; }
 # On a terminal or without one, once the reader is done (or cannot be used).
-prompt_reader_done() { printf '%s for %s: ' "$1" "$2"; }
+prompt_reader_done() { printf '%s for %s: ' "$1" "$(service_words "$2")"; }
 # Without a terminal, while the reader is still usable.
-prompt_or_enter() { printf '%s for %s, or Enter to use the reader: ' "$1" "$2"; }
+prompt_or_enter() { printf '%s for %s, or touch the reader, then press Enter: ' "$1" "$(service_words "$2")"; }
 # Without a terminal: the TEXT_INFO before the reader waits alone (touch_first seconds).
-touch_request() { printf 'Touch the fingerprint reader to authenticate for %s' "$1"; }
+touch_request() { printf 'Touch the fingerprint reader to authenticate for %s' "$(service_words "$1")"; }
 
 # Messages (PAM_ERROR_MSG).
 # (the time left in whatever form: "4 min", "58 s", "1 h 5 min")

@@ -147,7 +147,7 @@ as_user xscreensaver-command -exit >/dev/null 2>&1
 # relays its locale; the checker's config names the catalogs).
 for _ in $(seq 100); do pgrep -x xscreensaver >/dev/null || break; sleep 0.1; done
 lang=zh_CN.UTF-8
-touch_text='TEXT_INFO="请触摸指纹读取器以进行 xscreensaver 认证"' prompt_text='ECHO_OFF="PIN 码或密码（xscreensaver），或按回车键使用指纹读取器："'
+touch_text='TEXT_INFO="请触摸指纹读取器以进行 解锁屏幕 认证"' prompt_text='ECHO_OFF="PIN 码或密码（解锁屏幕），或触摸指纹读取器后按回车键："'
 xss_log=$OUT/xscreensaver-zh.log
 as_user xscreensaver -no-splash -verbose >"$xss_log" 2>&1 &
 for _ in $(seq 200); do as_user xscreensaver-command -time >/dev/null 2>&1 && break; sleep 0.1; done

@@ -3,7 +3,7 @@
  * load the built pam_biounlock.so exactly as sudo would, without touching /etc/pam.d.
  *
  *   pam-harness --confdir DIR --service NAME --user USER [--answer TEXT]... [--answer-prompt PROMPT=TEXT]...
- *               [--silent] [--setcred]
+ *               [--silent] [--acct-mgmt] [--setcred]
  *               [--rhost HOST] [--tty TTY] [--ruser USER] [--setcred-user USER] [--env NAME=VALUE]...
  *               [--syslog] [--count-argon2] [--close-std] [--fail-messages]
  *               [--host-check] [--cycles N] [--auth-count N] [--no-auth] [--fork] [--time]
@@ -25,7 +25,9 @@
  * An info message "@PROBE" (a `pam_echo.so @PROBE` line after the module) is answered by
  * "PROBE: user=<PAM_USER> authtok=set|unset", read inside the module stack, where libpam lets
  * PAM_AUTHTOK be read.
- * The last line is "RESULT <code> <NAME>"; with --setcred also "SETCRED <code> <NAME>".
+ * The last line is "RESULT <code> <NAME>"; with --acct-mgmt also "ACCT <code> <NAME>" (pam_acct_mgmt
+ * after authenticating, whatever its result, as polkit's agent helper calls it -- without
+ * pam_setcred), with --setcred also "SETCRED <code> <NAME>".
  * --ruser sets PAM_RUSER before authenticating; --setcred-user sets PAM_USER before pam_setcred
  * (sudo authenticates the invoking user, then makes PAM_USER the target user).
  *
@@ -459,7 +461,7 @@ int main(int argc, char **argv) {
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL, *ruser = NULL, *setcred_user = NULL;
     const char *env[16];
     int env_count = 0;
-    int flags = 0, setcred = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0;
+    int flags = 0, setcred = 0, acct_mgmt = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0;
     int check_host = 0, use_locale = 0;
     int maps = 0;
     const char *sigchld = NULL;
@@ -478,6 +480,7 @@ int main(int argc, char **argv) {
         }
         else if (strcmp(argv[i], "--silent") == 0) flags |= PAM_SILENT;
         else if (strcmp(argv[i], "--setcred") == 0) setcred = 1;
+        else if (strcmp(argv[i], "--acct-mgmt") == 0) acct_mgmt = 1;
         else if (strcmp(argv[i], "--rhost") == 0 && i + 1 < argc) rhost = argv[++i];
         else if (strcmp(argv[i], "--ruser") == 0 && i + 1 < argc) ruser = argv[++i];
         else if (strcmp(argv[i], "--setcred-user") == 0 && i + 1 < argc) setcred_user = argv[++i];
@@ -558,6 +561,10 @@ int main(int argc, char **argv) {
             if (host_check) { char when[64]; snprintf(when, sizeof when, "pam_authenticate %d", a + 1); compare(&before, when); }
         }
         if (auth_count > 0) counts[rc & 63]++;
+        if (acct_mgmt) {
+            int ar = pam_acct_mgmt(pamh, 0);
+            say("ACCT %d %s\n", ar, code_name(ar));
+        }
         if (setcred) {
             if (setcred_user) pam_set_item(pamh, PAM_USER, setcred_user);
             int cr = pam_setcred(pamh, PAM_ESTABLISH_CRED);

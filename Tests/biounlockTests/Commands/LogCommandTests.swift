@@ -27,7 +27,7 @@ final class LogCommandTests: CLIFixture {
         XCTAssertEqual(try json(try cli(["log", "--json", "--since", "2026-01-01", "--limit", "1"]))["events"].map { ($0 as? [Any])?.count }, 1)
         XCTAssertEqual(try cli(["log", "--since", "yesterday"]).status, 64)
         let text = try cli(["log", "--user", "bin"])
-        XCTAssertTrue(text.stdout.contains("bin  login on pts/1  unlocked by a finger (fingerprint, success, finger-matched)"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("bin  logging in (login) on pts/1  unlocked by a finger (fingerprint, success, finger-matched)"), text.stdout)
 
         // Retention: prune events past log_retention / log_max_events.
         store.retention = Store.Retention(maxAgeSeconds: 30 * 86400, maxEvents: 2)

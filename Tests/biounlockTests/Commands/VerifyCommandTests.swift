@@ -13,7 +13,7 @@ final class VerifyCommandTests: CLIFixture {
         XCTAssertEqual(enabled.status, 0, enabled.stdout + enabled.stderr)
         let ok = try cli(["verify", user], stdin: "2468\n")
         XCTAssertEqual(ok.status, 0, ok.stdout + ok.stderr)
-        XCTAssertTrue(ok.stdout.contains("Touch the fingerprint reader to authenticate for sudo"), ok.stdout)
+        XCTAssertTrue(ok.stdout.contains("Touch the fingerprint reader to authenticate for running a command as root"), ok.stdout)
         XCTAssertTrue(ok.stdout.contains("Result: unlocked by the passcode (method passcode, outcome success, decided by: passcode-accepted)"), ok.stdout)
         XCTAssertTrue(ok.stdout.contains("The module would return PAM_SUCCESS."), ok.stdout)
         let wrong = try cli(["verify", user], stdin: "1111\n")

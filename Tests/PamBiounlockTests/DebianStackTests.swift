@@ -1,0 +1,160 @@
+import BiounlockSystem
+import XCTest
+import TestSupport
+import Foundation
+import BiounlockCore
+import BiounlockStore
+import BiounlockSensors
+
+/// Issue 33, item 1: the desktop's PAM files as Debian ships them, with nothing edited by hand.
+/// GDM's `gdm-password` is the gdm3 package's own file, i3lock's and login's those of the i3lock
+/// and login packages (Tests/Fixtures/debian-pam.d, unedited; README.md there),
+/// and common-auth/common-account are what Debian's real pam-auth-update writes with biounlock's
+/// profile enabled (Tests/EndToEnd/lib/pam-auth-update-layout.sh, in a private mount namespace).
+/// libpam resolves `@include` in /etc/pam.d even under pam_start_confdir, so the generated
+/// common-* files are bind-mounted over /etc/pam.d's inside the namespace; gdm-password itself
+/// comes from the confdir. The module is found where that common-auth names it -- `pam_biounlock.so` in the security
+/// directory, an overlay holding build/pam_biounlock.so -- and reads /etc/security/biounlock.conf
+/// (an overlay with the fixture's file), pam_unix the fixture's passwd and shadow: the host's
+/// files are only read.
+final class DebianStackTests: XCTestCase {
+    var world: UnixStackFixture!
+    var fixture: ModuleFixture { world.module }
+    override func tearDown() { world = nil }
+
+    static let fixtures: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/debian-pam.d").path
+    }()
+    static let layoutScript: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("EndToEnd/lib/pam-auth-update-layout.sh").path
+    }()
+    static let profile: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("packaging/pam-configs/biounlock").path
+    }()
+    static let securityDirectory = "/lib/x86_64-linux-gnu/security"
+
+    override func setUpWithError() throws {
+        XCTAssertTrue(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first: \(modulePath) is missing")
+        try XCTSkipUnless(UnixStackFixture.available && FileManager.default.isExecutableFile(atPath: "/usr/sbin/pam-auth-update")
+                          && FileManager.default.fileExists(atPath: Self.securityDirectory + "/pam_unix.so"),
+                          "needs root, unshare, pam-auth-update and Debian's security directory")
+        world = try UnixStackFixture()
+        try fixture.enrolDefaultUser()
+        let layout = try runProcess("/bin/sh", [Self.layoutScript, fixture.confdir, Self.profile])
+        XCTAssertEqual(layout.status, 0, layout.stdout + layout.stderr)
+        let commonAuth = try String(contentsOfFile: fixture.confdir + "/common-auth", encoding: .utf8)
+        XCTAssertTrue(commonAuth.contains("pam_biounlock.so"), "the profile is in common-auth: \(commonAuth)")
+        try FileManager.default.copyItem(atPath: Self.fixtures + "/gdm-password", toPath: fixture.confdir + "/gdm-password")
+        try FileManager.default.copyItem(atPath: Self.fixtures + "/i3lock", toPath: fixture.confdir + "/i3lock")
+        for d in ["security-upper", "security-work", "etc-security-upper", "etc-security-work"] {
+            try FileManager.default.createDirectory(atPath: fixture.dir + "/" + d, withIntermediateDirectories: false,
+                                                    attributes: [.posixPermissions: 0o755])
+        }
+        try FileManager.default.copyItem(atPath: modulePath, toPath: fixture.dir + "/security-upper/pam_biounlock.so")
+        try config()
+    }
+
+    /// /etc/security/biounlock.conf in the namespace: the fixture's store and simulated sensor.
+    func config(_ extra: String = "") throws {
+        let f = fixture
+        let text = """
+            db = \(f.storePath)
+            sensor = simulated
+            sim_socket = \(f.socket)
+            timeout = 3
+            require_passcode = none
+            lid_path = \(f.dir)/lid
+            logind_path = \(f.dir)/sessions
+            \(extra)
+            """
+        let path = f.dir + "/etc-security-upper/biounlock.conf"
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        chmod(path, 0o644)
+    }
+
+    var wrapper: [String] {
+        let script = """
+            d=$0
+            mount --bind "$d/etc/passwd" /etc/passwd && mount --bind "$d/etc/group" /etc/group && mount --bind "$d/etc/shadow" /etc/shadow || exit 70
+            for f in common-auth common-account common-session common-password; do mount --bind "$d/pam.d/$f" "/etc/pam.d/$f" || exit 73; done
+            mount --bind "\(Self.fixtures)/login" /etc/pam.d/login || exit 74
+            mount -t overlay overlay -o "lowerdir=\(Self.securityDirectory),upperdir=$d/security-upper,workdir=$d/security-work" \(Self.securityDirectory) || exit 71
+            mount -t overlay overlay -o "lowerdir=/etc/security,upperdir=$d/etc-security-upper,workdir=$d/etc-security-work" /etc/security || exit 72
+            exec "$@"
+            """
+        return ["/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, fixture.dir]
+    }
+
+    func gdmPassword(answers: [String], unixAnswer: String? = nil, touches: [SimCommand] = []) throws -> Transaction {
+        try transaction("gdm-password", answers: answers, unixAnswer: unixAnswer, touches: touches)
+    }
+
+    func transaction(_ service: String, answers: [String], unixAnswer: String? = nil, touches: [SimCommand] = []) throws -> Transaction {
+        var extra: [String] = ["--syslog"]
+        if let unixAnswer { extra += ["--answer-prompt", ContractText.unixPrompt + "=" + unixAnswer] }
+        return try fixture.authenticate(service: service, answers: answers, touches: touches, extra: extra, wrapper: wrapper)
+    }
+
+    // MARK: i3lock as Debian ships it: `auth include login` (Debian's login, then common-auth)
+
+    /// i3lock reads what is typed, then answers every prompt with it and shows none of the
+    /// module's messages: with Debian's own file the prompt must come at once (no touch request
+    /// holding the typed password back touch_first seconds: prompt_first_services), the Unix
+    /// password unlocks through pam_unix, and an empty answer waits for the finger, which unlocks.
+    /// (As root here; i3lock runs it as the user, where biounlock-check runs the same chain.)
+    func testI3lockAsDebianShipsItTakesTheTypedPasswordAtOnceAndTheFinger() throws {
+        let prompt = "PROMPT_OFF: " + ContractText.orEnter(ContractText.pinOrPassword, "i3lock")
+        let typed = try transaction("i3lock", answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(typed.code, "PAM_SUCCESS", typed.raw.stdout)
+        XCTAssertEqual(typed.messages, [prompt], "the prompt first: no touch request before it")
+
+        let finger = try transaction("i3lock", answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
+        XCTAssertEqual(finger.messages.first, prompt)
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
+    }
+
+    /// With `prompt_first_services = none` the same file shows the touch request first (what it
+    /// did before issue 33: the typed password waited touch_first seconds behind it).
+    func testWithoutPromptFirstServicesI3lockWaitsBehindTheTouchRequest() throws {
+        try config("prompt_first_services = none")
+        let t = try transaction("i3lock", answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+        XCTAssertEqual(t.messages.first, "INFO: " + ContractText.touchRequest("i3lock"), "\(t.messages)")
+    }
+
+    /// GDM's password stack as Debian ships it, through common-auth with the profile: the prompt
+    /// is biounlock's passcode-or-password prompt at once -- no touch request, no touch_first
+    /// wait, no "touch the reader, then press Enter" -- and the Unix password or the PIN typed there logs in.
+    /// The reader is gdm-fingerprint's: this stack never opens it (a touch answers nothing).
+    func testGdmPasswordAsDebianShipsItPutsThePromptUpAtOnceAndLeavesTheReader() throws {
+        let atOnce = "PROMPT_OFF: " + ContractText.done(ContractText.pinOrPassword, "gdm-password")
+        let password = try gdmPassword(answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(password.code, "PAM_SUCCESS", password.raw.stdout + password.raw.stderr)
+        XCTAssertEqual(password.messages, [atOnce], "one prompt, at once, typed once")
+
+        let pin = try gdmPassword(answers: [ModuleFixture.pin])
+        XCTAssertEqual(pin.code, "PAM_SUCCESS", pin.raw.stdout)
+        XCTAssertEqual(pin.messages, [atOnce])
+
+        // A touch meanwhile is never read: the answer is the password, and nothing else happens.
+        let touched = try gdmPassword(answers: ["not-the-password"], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(touched.code, "PAM_AUTH_ERR", touched.raw.stdout)
+        XCTAssertEqual(touched.messages, [atOnce])
+        XCTAssertEqual(try fixture.store.loadUser(ModuleFixture.enrolledUser)?.biometricFailures, 0)
+        XCTAssertEqual(try fixture.store.loadUser(ModuleFixture.enrolledUser)?.lastSuccess.map { $0 > 0 }, true)
+        let fingerRows = try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 10).filter { $0.method == .fingerprint }
+        XCTAssertEqual(fingerRows, [], "no finger in this stack")
+    }
+
+    /// The same stack with `password_services = none`: gdm-password may use the reader again,
+    /// so the touch request comes first (what Debian's layout did before issue 33), and a touch
+    /// logs in. This is also what shows the test above would see a reader if there were one.
+    func testWithoutPasswordServicesTheStackClaimsTheReaderAsBefore() throws {
+        try config("password_services = none")
+        let t = try gdmPassword(answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+        XCTAssertEqual(t.messages.first, "INFO: " + ContractText.touchRequest("gdm-password"), "\(t.messages)")
+    }
+}
