@@ -131,6 +131,12 @@ public struct Options: Equatable, Sendable {
     public var faceSimSocket: String?
     /// Services without a terminal where the face is tried (a greeter, a screen locker).
     public var faceDialogServices: [String] = []
+    /// The services that start a desktop or console session (issue 32): there, the rule "after a
+    /// restart" of require_passcode takes the Unix password (through the stack's password module),
+    /// not biounlock's passcode, so that the keyring that opens with it is opened once per boot.
+    /// Empty: no service is treated so.
+    public var loginServices: [String] = Options.defaultLoginServices
+    public static let defaultLoginServices = ["login", "gdm-password", "gdm-fingerprint", "lightdm", "sddm"]
 
     public init() {}
 }
@@ -430,6 +436,12 @@ extension Options {
             let names = v.split(separator: ",").map(String.init)
             guard names.count <= 32, names.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f } }) else { return false }
             o.faceDialogServices = names; return true
+        },
+        OptionKey(name: "login_services", accepts: "PAM service names separated by commas, or nothing") { o, v in
+            guard let v else { return false }
+            let names = v.split(separator: ",").map(String.init)
+            guard names.count <= 32, names.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f } }) else { return false }
+            o.loginServices = names; return true
         },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {
