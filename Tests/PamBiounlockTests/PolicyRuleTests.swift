@@ -160,6 +160,27 @@ final class PolicyRuleTests: XCTestCase {
         XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).messages, ["INFO: Password required after a restart."])
     }
 
+    /// Issue 32, item 1, at the greeter: its fingerprint stack (biounlock alone, the README's
+    /// `[success=ok default=die]` line, policy=biometrics) fails at once in a new boot -- no touch
+    /// request, the message -- so the greeter shows its password field; the password stack beside
+    /// it (biounlock handing on, pam_permit standing in for pam_unix, gdm's pam_setcred) records
+    /// the password, and the fingerprint stack takes the finger until the next boot.
+    func testTheGreetersFingerprintStackFailsAtOnceUntilThePasswordOfThisBoot() throws {
+        let greeter = "policy=biometrics touch_first=120 require_passcode=boot"
+        try fixture.service(greeter, name: "gdm-fingerprint", after: "auth optional pam_permit.so", control: "[success=ok default=die]")
+        try fixture.service("require_passcode=boot", name: "gdm-password", after: "auth sufficient pam_permit.so",
+                            control: ModuleFixture.recommendedControl)
+        let refused = try fixture.authenticate(service: "gdm-fingerprint")
+        XCTAssertEqual(refused.code, "PAM_AUTHINFO_UNAVAIL", refused.raw.stdout)
+        XCTAssertEqual(refused.messages, ["INFO: Password required after a restart."], "no touch request")
+        let password = try fixture.authenticate(service: "gdm-password", extra: ["--setcred"])
+        XCTAssertEqual(password.code, "PAM_SUCCESS")
+        XCTAssertEqual(password.messages, ["INFO: Password required after a restart."], "no PIN prompt beside the password")
+        let touched = try fixture.authenticate(service: "gdm-fingerprint", touches: [touch])
+        XCTAssertEqual(touched.code, "PAM_SUCCESS", touched.raw.stdout)
+        XCTAssertEqual(touched.messages, ["INFO: Touch the fingerprint reader to authenticate for gdm-fingerprint"])
+    }
+
     /// policy=biometrics: the requirement hands over to the password; a correct password (here
     /// pam_permit standing in for pam_unix) is seen in pam_sm_setcred and satisfies the rule.
     func testPasswordSatisfiesTheRequirementUnderBiometricsPolicy() throws {
