@@ -210,7 +210,10 @@ let package = Package(
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
         .target(
             name: "PamBiounlock",
-            dependencies: ["CPAM", "CModuleRuntime", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
+            // CUnixPassword (libcrypt): the password kept for the boot is checked against the
+            // shadow hash before it is kept and before it is handed on (issue 32, KeptPassword).
+            dependencies: ["CPAM", "CModuleRuntime", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck",
+                           "CUnixPassword"],
             exclude: ["exports.map", "link"],
             swiftSettings: moduleSwiftSettings,
             linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]
@@ -226,6 +229,11 @@ let package = Package(
         // What a PAM client needs in C: one re-authentication transaction whose conversation
         // answers hidden prompts with one secret (biounlockd's re-authentication worker).
         .target(name: "CPAMClient", linkerSettings: [.linkedLibrary("pam")]),
+        // biounlock-check's own check of the Unix password against the shadow file (getspnam_r,
+        // crypt_r of libcrypt): a password typed at a locker that runs as the user clears the
+        // counts only once the checker has seen it is the password (BiounlockCheck.CheckerService).
+        // Never linked into the module.
+        .target(name: "CUnixPassword", linkerSettings: [.linkedLibrary("crypt")]),
         // The D-Bus API as data: names, the introspection XML, BusValue, the status shape. Pure Swift.
         .target(name: "BiounlockServiceProtocol", dependencies: ["BiounlockCore"]),
         // GDBus and GVariant wrapped once, for biounlockd and its clients.

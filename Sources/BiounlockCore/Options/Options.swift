@@ -137,6 +137,10 @@ public struct Options: Equatable, Sendable {
     /// Empty: no service is treated so.
     public var loginServices: [String] = Options.defaultLoginServices
     public static let defaultLoginServices = ["login", "gdm-password", "gdm-fingerprint", "lightdm", "sddm"]
+    /// `keep_password`: this line, after the password module of a login service, keeps the Unix
+    /// password the stack just accepted for the boot (issue 32; PamBiounlock.KeptPassword). It
+    /// decides nothing: the line always returns PAM_IGNORE.
+    public var keepPassword = false
 
     public init() {}
 }
@@ -450,6 +454,10 @@ extension Options {
             default: return false
             }
             return true
+        },
+        OptionKey(name: "keep_password", accepts: "no value") { o, v in
+            guard v == nil else { return false }
+            o.keepPassword = true; return true
         },
         OptionKey(name: "passcode_only", accepts: "no value, or yes|no") { o, v in
             switch v {

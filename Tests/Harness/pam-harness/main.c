@@ -24,7 +24,8 @@
  * user, so that pam_get_user asks for one (the first answer).
  * An info message "@PROBE" (a `pam_echo.so @PROBE` line after the module) is answered by
  * "PROBE: user=<PAM_USER> authtok=set|unset", read inside the module stack, where libpam lets
- * PAM_AUTHTOK be read.
+ * PAM_AUTHTOK be read. "@PROBETOKEN" is answered by "PROBE: authtok=<the text>|(unset)" (issue 32:
+ * which password a module handed on; the tests' own fixture passwords only).
  * The last line is "RESULT <code> <NAME>"; with --setcred also "SETCRED <code> <NAME>".
  * --ruser sets PAM_RUSER before authenticating; --setcred-user sets PAM_USER before pam_setcred
  * (sudo authenticates the invoking user, then makes PAM_USER the target user).
@@ -228,7 +229,11 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
         }
         switch (msg[i]->msg_style) {
         case PAM_TEXT_INFO:
-            if (strcmp(text, "@PROBE") == 0 && current) {
+            if (strcmp(text, "@PROBETOKEN") == 0 && current) {
+                const void *token = NULL;
+                int rc = pam_get_item(current, PAM_AUTHTOK, &token);
+                say("PROBE: authtok=%s\n", rc == PAM_SUCCESS && token ? (const char *)token : "(unset)");
+            } else if (strcmp(text, "@PROBE") == 0 && current) {
                 const void *user = NULL, *token = NULL;
                 pam_get_item(current, PAM_USER, &user);
                 int rc = pam_get_item(current, PAM_AUTHTOK, &token);

@@ -1,0 +1,205 @@
+import XCTest
+import TestSupport
+import Foundation
+import BiounlockCore
+import BiounlockSensors
+
+/// Issue 32, items 2 and 3: the Unix password kept for the boot in a root-only kernel key after a
+/// password login at a login service, and handed on as PAM_AUTHTOK after a finger or PIN login
+/// there -- never elsewhere. Real libpam, real pam_unix with the fixture's shadow file, the real
+/// kernel keyring.
+///
+/// The keyring is the test's own: every transaction runs (nsenter) in one user namespace of the
+/// test's (uids and gids mapped to themselves, so root is root and pam_unix reads the fixture's
+/// shadow file as root) with its own mount namespace; the kernel gives each user namespace its
+/// own user keyrings, so the module's "root's user keyring" here is not the host's, and it goes
+/// with the namespace when the test ends.
+final class KeptPasswordTests: XCTestCase {
+    var unix: UnixStackFixture!
+    var holder: Process?
+    var fixture: ModuleFixture { unix.module }
+    let user = ModuleFixture.enrolledUser
+    let touch = ModuleFixture.scan(ModuleFixture.fingerID)
+    let restart = "INFO: Password required after a restart."
+
+    override func setUpWithError() throws {
+        XCTAssertTrue(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first: \(modulePath) is missing")
+        try XCTSkipUnless(UnixStackFixture.available && FileManager.default.isExecutableFile(atPath: "/usr/bin/keyctl"),
+                          "needs root, unshare, openssl and keyctl (scripts/deps)")
+        unix = try UnixStackFixture()
+        try fixture.enrolDefaultUser()
+        // The namespace holder: a sleep in a new user and mount namespace (stopped in tearDown).
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        p.arguments = ["--user", "--mount", "--propagation", "private", "--", "/bin/sleep", "120"]
+        try p.run()
+        holder = p
+        let mine = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/user")
+        let deadline = Date().addingTimeInterval(10)
+        while (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(p.processIdentifier)/ns/user")) == mine {
+            guard Date() < deadline else { throw CocoaError(.fileReadUnknown) }
+            usleep(5000)
+        }
+        for map in ["uid_map", "gid_map"] {
+            try "0 0 4294967295\n".write(toFile: "/proc/\(p.processIdentifier)/\(map)", atomically: false, encoding: .utf8)
+        }
+        let mounted = try inside(["/bin/sh", "-c",
+            #"mount --bind "$0/passwd" /etc/passwd && mount --bind "$0/group" /etc/group && mount --bind "$0/shadow" /etc/shadow"#, unix.etc])
+        XCTAssertEqual(mounted.status, 0, mounted.stderr)
+        try loginStack()
+    }
+
+    override func tearDown() {
+        if let holder, holder.isRunning { holder.terminate(); holder.waitUntilExit() }
+        holder = nil
+        unix = nil
+    }
+
+    /// `command` in the test's namespaces, as root.
+    var wrapper: [String] { ["/usr/bin/nsenter", "--target", "\(holder?.processIdentifier ?? 0)", "--user", "--mount", "--"] }
+    func inside(_ command: [String]) throws -> ProcessResult {
+        let full = wrapper + command
+        return try runProcess(full[0], Array(full.dropFirst()), environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"])
+    }
+
+    /// The module's defaults as ModuleFixture writes them (for the keep_password line).
+    var defaults: String { "db=\(fixture.storePath) \(fixture.sensorArguments) config=\(fixture.dir)/none.conf lid_path=\(fixture.dir)/lid logind_path=\(fixture.dir)/sessions" }
+
+    /// Debian's login stacks as pam-auth-update writes common-auth (a success of biounlock jumps
+    /// to pam_permit, so the lines after the password block run either way), the keep_password
+    /// line, then a probe standing where pam_gnome_keyring reads PAM_AUTHTOK.
+    func loginStack(name: String = "login", arguments: String = "require_passcode=boot") throws {
+        try fixture.service(arguments, name: name, after: """
+            auth [success=1 default=ignore] pam_unix.so nullok try_first_pass
+            auth requisite pam_deny.so
+            auth required pam_permit.so
+            auth optional \(modulePath) \(defaults) \(arguments) keep_password
+            auth optional pam_echo.so @PROBETOKEN
+            """, control: "[success=2 ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die]")
+    }
+
+    func login(service: String = "login", unix password: String? = nil, answers: [String] = [], touches: [SimCommand] = []) throws -> Transaction {
+        var extra = ["--setcred"]
+        if let password { extra += ["--answer-prompt", ContractText.unixPrompt + "=" + password] }
+        return try fixture.authenticate(service: service, answers: answers, touches: touches, extra: extra, wrapper: wrapper)
+    }
+
+    var keyName: String { "biounlock:password:\(getpwnam(user)?.pointee.pw_uid ?? 0)" }
+
+    /// The key's id in the namespace's root user keyring, or nil.
+    func keyID() throws -> String? {
+        let r = try inside(["/usr/bin/keyctl", "search", "@u", "user", keyName])
+        return r.status == 0 ? r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+    }
+
+    /// Item 2 and 3 together: the first login of the boot takes the Unix password and keeps it;
+    /// the finger and the PIN at login then hand it on; sudo and su never get it.
+    func testThePasswordOfTheBootIsKeptAndHandedOnAfterTheFingerOnlyAtLogin() throws {
+        let password = try login(unix: UnixStackFixture.daemonPassword)
+        XCTAssertEqual(password.code, "PAM_SUCCESS", password.raw.stdout)
+        XCTAssertEqual(password.messages.first, restart, "no finger at the first login of the boot")
+        XCTAssertEqual(password.lines("PROBE"), ["authtok=\(UnixStackFixture.daemonPassword)"], "pam_unix's own")
+        let id = try XCTUnwrap(try keyID(), "kept in root's user keyring")
+
+        // Root-only: possessor nothing, owner root everything, group and other nothing.
+        let described = try inside(["/usr/bin/keyctl", "rdescribe", id])
+        XCTAssertEqual(described.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "user;0;0;003f0000;\(keyName)")
+        XCTAssertEqual(try inside(["/usr/bin/keyctl", "print", id]).stdout.trimmingCharacters(in: .newlines), UnixStackFixture.daemonPassword, "root reads it")
+        // The user it belongs to cannot read it, not even holding root's user keyring through a
+        // session keyring inherited from root (possession grants nothing).
+        let uid = "\(getpwnam(user)?.pointee.pw_uid ?? 1)"
+        let asUser = try inside(["/usr/bin/keyctl", "session", "-", "/bin/sh", "-c",
+            "keyctl link @u @s >/dev/null && exec setpriv --reuid=\(uid) --regid=\(uid) --clear-groups keyctl print \(id)"])
+        XCTAssertNotEqual(asUser.status, 0, asUser.stdout)
+        XCTAssertFalse(asUser.stdout.contains(UnixStackFixture.daemonPassword))
+
+        // The finger at login: PAM_AUTHTOK is the kept password for the modules below.
+        let finger = try login(touches: [touch])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
+        XCTAssertEqual(finger.messages, ["INFO: Touch the fingerprint reader to authenticate for login"])
+        XCTAssertEqual(finger.lines("PROBE"), ["authtok=\(UnixStackFixture.daemonPassword)"])
+        XCTAssertEqual(try keyID(), id, "a finger login neither renews nor replaces it")
+        // The PIN at login: the same.
+        let pin = try login(answers: [ModuleFixture.pin])
+        XCTAssertEqual(pin.code, "PAM_SUCCESS", pin.raw.stdout)
+        XCTAssertEqual(pin.lines("PROBE"), ["authtok=\(UnixStackFixture.daemonPassword)"])
+
+        // sudo and su (no login services): the finger succeeds, PAM_AUTHTOK stays unset.
+        for service in ["sudo", "su"] {
+            try loginStack(name: service)
+            let t = try login(service: service, touches: [touch])
+            XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+            XCTAssertEqual(t.lines("PROBE"), ["authtok=(unset)"], "\(service) never gets the kept password")
+        }
+        // A password login renews it (a new key, the old one invalidated).
+        XCTAssertEqual(try login(unix: UnixStackFixture.daemonPassword, answers: [UnixStackFixture.daemonPassword]).code, "PAM_SUCCESS")
+        let renewed = try XCTUnwrap(try keyID())
+        XCTAssertNotEqual(renewed, id)
+        XCTAssertNotEqual(try inside(["/usr/bin/keyctl", "print", id]).status, 0, "the earlier key is gone")
+    }
+
+    /// A changed password: the kept one no longer matches the shadow hash, is not handed on and
+    /// is dropped; the next password login keeps the new one.
+    func testAChangedPasswordIsDroppedNotHandedOn() throws {
+        XCTAssertEqual(try login(unix: UnixStackFixture.daemonPassword).code, "PAM_SUCCESS")
+        XCTAssertNotNil(try keyID())
+        let hash = try runProcess("/usr/bin/openssl", ["passwd", "-6", "-stdin"], stdin: "a-new-password-7")
+        var shadow = try String(contentsOfFile: unix.etc + "/shadow", encoding: .utf8)
+        shadow = shadow.split(separator: "\n").map { line in
+            line.hasPrefix("daemon:") ? "daemon:\(hash.stdout.trimmingCharacters(in: .whitespacesAndNewlines)):19000:0:99999:7:::" : String(line)
+        }.joined(separator: "\n") + "\n"
+        try shadow.write(toFile: unix.etc + "/shadow", atomically: false, encoding: .utf8)  // the bind-mounted inode
+        let finger = try login(touches: [touch])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
+        XCTAssertEqual(finger.lines("PROBE"), ["authtok=(unset)"])
+        XCTAssertNil(try keyID(), "dropped")
+        XCTAssertEqual(try login(unix: "a-new-password-7", answers: ["a-new-password-7"]).code, "PAM_SUCCESS")
+        XCTAssertNotNil(try keyID())
+    }
+
+    /// Only a password the stack accepted and that is the account's is kept: a wrong password
+    /// fails the stack; the keep_password line without biounlock's note (biounlock did not hand
+    /// this user on) keeps nothing; a service that is no login service keeps nothing.
+    func testNothingIsKeptWithoutTheNoteOrOutsideTheLoginServices() throws {
+        XCTAssertEqual(try login(unix: "wrong").code, "PAM_AUTH_ERR")
+        XCTAssertNil(try keyID())
+        try loginStack(name: "sudo")
+        XCTAssertEqual(try login(service: "sudo", unix: UnixStackFixture.daemonPassword, answers: [UnixStackFixture.daemonPassword]).code, "PAM_SUCCESS")
+        XCTAssertNil(try keyID(), "sudo is no login service")
+        // Biometric unlock off for the user: biounlock leaves no note, nothing is kept.
+        try fixture.store.setEnabled(false, user: user, service: nil, at: 2)
+        let off = try login(unix: UnixStackFixture.daemonPassword)
+        XCTAssertEqual(off.code, "PAM_SUCCESS", off.raw.stdout)
+        XCTAssertNil(try keyID())
+    }
+
+    /// `biounlock forget-password`, `disable`, `passcode clear` and `unenrol` drop the key (the
+    /// CLI as root, in the test's namespaces); the next login at a login service keeps it again.
+    func testTheCLIDropsIt() throws {
+        fixture.closeStore()
+        let cli = [buildDirectory + "/biounlock", "--db", fixture.storePath, "--config", fixture.dir + "/none.conf",
+                   "--sensor", "simulated", "--sim-socket", fixture.socket]
+        func keep() throws {
+            try fixture.store.setEnabled(true, user: user, service: nil, at: 3)
+            fixture.closeStore()
+            let reset = try runProcess("/usr/bin/sqlite3", [fixture.storePath, "UPDATE users SET password_boot_id = NULL"])
+            XCTAssertEqual(reset.status, 0, reset.stderr)
+            let t = try login(unix: UnixStackFixture.daemonPassword)
+            XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+            XCTAssertNotNil(try keyID(), "kept")
+        }
+        try keep()
+        let forgot = try inside(cli + ["forget-password", user])
+        XCTAssertEqual(forgot.status, 0, forgot.stderr)
+        XCTAssertEqual(forgot.stdout, "Dropped the password kept for \(user).\n")
+        XCTAssertNil(try keyID())
+        XCTAssertEqual(try inside(cli + ["forget-password", user]).stdout, "No password is kept for \(user).\n")
+        XCTAssertNotEqual(try inside(cli + ["forget-password", "no-such-user-32"]).status, 0)
+        for command in [["disable", user], ["passcode", "clear", user], ["unenrol", user, "--all"]] {
+            try keep()
+            let r = try inside(cli + command)
+            XCTAssertEqual(r.status, 0, "\(command): \(r.stderr)")
+            XCTAssertNil(try keyID(), "\(command) drops it")
+        }
+    }
+}
