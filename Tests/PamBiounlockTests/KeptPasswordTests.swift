@@ -56,7 +56,13 @@ final class KeptPasswordTests: XCTestCase {
     }
 
     /// `command` in the test's namespaces, as root.
-    var wrapper: [String] { ["/usr/bin/nsenter", "--target", "\(holder?.processIdentifier ?? 0)", "--user", "--mount", "--"] }
+    /// (Every descriptor but 0-2 closed first: Foundation's Process leaves one of its own open in
+    /// its children, and a daemon started from there -- dbus-daemon, gnome-keyring-daemon -- would
+    /// hold it and keep the test waiting for the command's end.)
+    var wrapper: [String] {
+        ["/usr/bin/nsenter", "--target", "\(holder?.processIdentifier ?? 0)", "--user", "--mount", "--", "/bin/bash", "-c",
+         #"for f in /proc/$$/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ]; then exec {n}>&-; fi; done 2>/dev/null; exec "$@""#, "bash"]
+    }
     func inside(_ command: [String]) throws -> ProcessResult {
         let full = wrapper + command
         return try runProcess(full[0], Array(full.dropFirst()), environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"])
@@ -201,5 +207,93 @@ final class KeptPasswordTests: XCTestCase {
             XCTAssertEqual(r.status, 0, "\(command): \(r.stderr)")
             XCTAssertNil(try keyID(), "\(command) drops it")
         }
+    }
+
+    /// Issue 32, item 5: Debian's gnome-keyring and pam_gnome_keyring in the login stack (its
+    /// auth line and its session line with auto_start, as Debian's gdm-password has them), the
+    /// user's own session bus, everything in the test's namespaces. The first login of the boot
+    /// takes the Unix password, which creates the login keyring; a secret is stored in it; the
+    /// session ends (its daemon is stopped). Then a finger login: the login keyring
+    /// opens with the kept password and secret-tool reads the secret with no prompt; the same
+    /// with the PIN. With the kept password dropped, the finger login leaves the keyring locked
+    /// and secret-tool gets nothing (no prompter here: it cannot ask).
+    func testTheFingerLoginOpensTheGnomeKeyring() throws {
+        for tool in ["/usr/bin/gnome-keyring-daemon", "/usr/bin/secret-tool", "/usr/bin/dbus-daemon",
+                     "/lib/x86_64-linux-gnu/security/pam_gnome_keyring.so"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: tool), "\(tool) is missing (scripts/deps)")
+        }
+        let uid = getpwnam(user)?.pointee.pw_uid ?? 1
+        // The user's home and runtime directory on a tmpfs of the namespace's own (/home there).
+        var passwd = try String(contentsOfFile: unix.etc + "/passwd", encoding: .utf8)
+        passwd = passwd.split(separator: "\n").map { line in
+            line.hasPrefix("\(user):") ? "\(user):x:\(uid):\(uid):\(user):/home/h:/bin/sh" : String(line)
+        }.joined(separator: "\n") + "\n"
+        try passwd.write(toFile: unix.etc + "/passwd", atomically: false, encoding: .utf8)
+        // The session bus without service activation: only the daemon pam_gnome_keyring starts
+        // serves the secrets, and it ends with the session (an activated one would outlive it
+        // and keep the keyring open from one login to the next).
+        let busConfig = """
+            <busconfig><type>session</type><listen>unix:path=/home/k/bus</listen><auth>EXTERNAL</auth>
+            <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
+            """
+        try busConfig.write(toFile: fixture.dir + "/bus.conf", atomically: false, encoding: .utf8)
+        chmod(fixture.dir, 0o755)
+        chmod(fixture.dir + "/bus.conf", 0o644)
+        let prepared = try inside(["/bin/sh", "-c", """
+            mount -t tmpfs -o mode=0755 tmpfs /home && mkdir -m 0700 /home/h /home/k && chown \(uid):\(uid) /home/h /home/k &&
+            setpriv --reuid=\(uid) --regid=\(uid) --clear-groups env -i HOME=/home/h XDG_RUNTIME_DIR=/home/k \
+                dbus-daemon --config-file=\(fixture.dir)/bus.conf --fork --print-pid >/home/k/bus.pid 2>/dev/null </dev/null &&
+            cat /home/k/bus.pid
+            """])
+        XCTAssertEqual(prepared.status, 0, prepared.stderr)
+        let bus = Int32(prepared.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        defer { if bus > 0 { kill(bus, SIGTERM) } }
+        try fixture.service("require_passcode=boot", name: "login", after: """
+            auth [success=1 default=ignore] pam_unix.so nullok try_first_pass
+            auth requisite pam_deny.so
+            auth required pam_permit.so
+            auth optional \(modulePath) \(defaults) require_passcode=boot keep_password
+            auth optional pam_gnome_keyring.so
+            session optional pam_gnome_keyring.so auto_start
+            """, control: "[success=2 ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die]")
+        let secret = "the-secret-of-issue-32"
+        // As the desktop's autostart does: the secrets component of the daemon PAM started.
+        let asUser = "setpriv --reuid=\(uid) --regid=\(uid) --clear-groups env HOME=/home/h"
+        let start = "\(asUser) gnome-keyring-daemon --start --components=secrets >/dev/null; "
+        // Logging out: pam_gnome_keyring's close_session leaves the daemon it started running
+        // here, so the session's command stops it (its pid from the bus that it owns a name on),
+        // so that each login starts a daemon of its own with a locked login keyring.
+        let stop = "; p=$(\(asUser) dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets | awk '/uint32/ { print $2 }'); "
+            + "[ -n \"$p\" ] && kill $p; i=0; while [ -n \"$p\" ] && kill -0 $p 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; echo STOPPED-$p-$i"
+        func session(_ command: String, unix password: String? = nil, answers: [String] = [], touches: [SimCommand] = []) throws -> Transaction {
+            var extra = ["--setcred", "--session", command,
+                         "--env", "XDG_RUNTIME_DIR=/home/k", "--env", "DBUS_SESSION_BUS_ADDRESS=unix:path=/home/k/bus"]
+            if let password { extra += ["--answer-prompt", ContractText.unixPrompt + "=" + password] }
+            return try fixture.authenticate(service: "login", answers: answers, touches: touches, extra: extra, wrapper: wrapper)
+        }
+        // (A locked keyring makes secret-tool wait for a prompter that never comes: `timeout` ends it.)
+        func lookup(_ seconds: Int) -> String { start + "\(asUser) timeout \(seconds) secret-tool lookup issue 32; echo LOOKUP-DONE" + stop }
+        let first = try session(start + "printf %s \(secret) | \(asUser) timeout 10 secret-tool store --label=issue32 issue 32 && echo STORED" + stop,
+                                unix: UnixStackFixture.daemonPassword)
+        XCTAssertEqual(first.messages.first, restart)
+        XCTAssertTrue(first.raw.stdout.contains("STORED"), first.raw.stdout + first.raw.stderr)
+        XCTAssertTrue(first.raw.stdout.contains("SESSION-CLOSE 0"), first.raw.stdout)
+
+        let finger = try session(lookup(30), touches: [touch])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
+        XCTAssertTrue(finger.raw.stdout.contains(secret + "LOOKUP-DONE") || finger.raw.stdout.contains(secret + "\nLOOKUP-DONE"),
+                      "the login keyring opened after the finger: \(finger.raw.stdout) \(finger.raw.stderr)")
+        let pin = try session(lookup(30), answers: [ModuleFixture.pin])
+        XCTAssertEqual(pin.code, "PAM_SUCCESS", pin.raw.stdout)
+        XCTAssertTrue(pin.raw.stdout.contains(secret), "after the PIN too: \(pin.raw.stdout)")
+
+        // Without the kept password the finger opens the session but not the keyring.
+        let id = try XCTUnwrap(try keyID())
+        XCTAssertEqual(try inside(["/usr/bin/keyctl", "invalidate", id]).status, 0)
+        XCTAssertNil(try keyID())
+        let locked = try session(lookup(2), touches: [touch])
+        XCTAssertEqual(locked.code, "PAM_SUCCESS", locked.raw.stdout)
+        XCTAssertTrue(locked.raw.stdout.contains("LOOKUP-DONE"), locked.raw.stdout)
+        XCTAssertFalse(locked.raw.stdout.contains(secret), "no kept password, no keyring: \(locked.raw.stdout)")
     }
 }

@@ -27,6 +27,9 @@
  * PAM_AUTHTOK be read. "@PROBETOKEN" is answered by "PROBE: authtok=<the text>|(unset)" (issue 32:
  * which password a module handed on; the tests' own fixture passwords only).
  * The last line is "RESULT <code> <NAME>"; with --setcred also "SETCRED <code> <NAME>".
+ * --session CMD: after a successful pam_authenticate (and --setcred), pam_open_session, then CMD
+ * run by /bin/sh with the PAM environment added, then pam_close_session ("SESSION ...",
+ * "SESSION-COMMAND exit N", "SESSION-CLOSE ..."): a login's session modules (pam_gnome_keyring).
  * --ruser sets PAM_RUSER before authenticating; --setcred-user sets PAM_USER before pam_setcred
  * (sudo authenticates the invoking user, then makes PAM_USER the target user).
  *
@@ -461,6 +464,7 @@ static int new_remote_audit_session(const char *dir) {
 }
 
 int main(int argc, char **argv) {
+    const char *session_command = NULL;
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL, *ruser = NULL, *setcred_user = NULL;
     const char *env[16];
     int env_count = 0;
@@ -483,6 +487,7 @@ int main(int argc, char **argv) {
         }
         else if (strcmp(argv[i], "--silent") == 0) flags |= PAM_SILENT;
         else if (strcmp(argv[i], "--setcred") == 0) setcred = 1;
+        else if (strcmp(argv[i], "--session") == 0 && i + 1 < argc) session_command = argv[++i];
         else if (strcmp(argv[i], "--rhost") == 0 && i + 1 < argc) rhost = argv[++i];
         else if (strcmp(argv[i], "--ruser") == 0 && i + 1 < argc) ruser = argv[++i];
         else if (strcmp(argv[i], "--setcred-user") == 0 && i + 1 < argc) setcred_user = argv[++i];
@@ -567,6 +572,27 @@ int main(int argc, char **argv) {
             if (setcred_user) pam_set_item(pamh, PAM_USER, setcred_user);
             int cr = pam_setcred(pamh, PAM_ESTABLISH_CRED);
             say("SETCRED %d %s\n", cr, code_name(cr));
+        }
+        if (session_command && rc == PAM_SUCCESS) {
+            /* --session CMD: pam_open_session, CMD through /bin/sh with the PAM environment
+             * (pam_getenvlist) added to the harness's own, pam_close_session. */
+            int so = pam_open_session(pamh, 0);
+            say("SESSION %d %s\n", so, code_name(so));
+            if (so == PAM_SUCCESS) {
+                fflush(out);
+                char **pam_env = pam_getenvlist(pamh);
+                pid_t child = fork();
+                if (child == 0) {
+                    for (char **e = pam_env; e && *e; e++) putenv(*e);
+                    execl("/bin/sh", "sh", "-c", session_command, (char *)NULL);
+                    _exit(127);
+                }
+                int status = -1;
+                if (child > 0) waitpid(child, &status, 0);
+                say("SESSION-COMMAND exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+                int sc = pam_close_session(pamh, 0);
+                say("SESSION-CLOSE %d %s\n", sc, code_name(sc));
+            }
         }
         if (do_fork) {
             fflush(out);
