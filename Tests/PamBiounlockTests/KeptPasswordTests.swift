@@ -296,4 +296,44 @@ final class KeptPasswordTests: XCTestCase {
         XCTAssertTrue(locked.raw.stdout.contains("LOOKUP-DONE"), locked.raw.stdout)
         XCTAssertFalse(locked.raw.stdout.contains(secret), "no kept password, no keyring: \(locked.raw.stdout)")
     }
+
+    /// A screen locker runs PAM as the user: the module relays to biounlock-check (setuid root)
+    /// and never hands the kept password on there, even under a login service's name and after
+    /// the finger succeeded. The same stack run as root (the control) does hand it on.
+    func testALockerRunningAsTheUserNeverGetsIt() throws {
+        XCTAssertEqual(try login(unix: UnixStackFixture.daemonPassword).code, "PAM_SUCCESS")
+        XCTAssertNotNil(try keyID())
+        let helpers = try trustedScratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: helpers) }
+        let checker = helpers + "/biounlock-check"
+        try FileManager.default.copyItem(atPath: buildDirectory + "/biounlock-check", toPath: checker)
+        chown(checker, 0, 0)
+        chmod(checker, 0o4755)
+        let etcSecurity = fixture.dir + "/etc-security"
+        try FileManager.default.createDirectory(atPath: etcSecurity, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        try """
+            db = \(fixture.storePath)
+            sensor = simulated
+            sim_socket = \(fixture.socket)
+            timeout = 3
+            require_passcode = boot
+            lid_path = \(fixture.dir)/lid
+            logind_path = \(fixture.dir)/sessions
+            """.write(toFile: etcSecurity + "/biounlock.conf", atomically: false, encoding: .utf8)
+        chmod(etcSecurity + "/biounlock.conf", 0o644)
+        chmod(fixture.dir, 0o755)   // the harness, as the user, reads the service files; db/ stays 0700
+        XCTAssertEqual(try inside(["/bin/mount", "--bind", etcSecurity, "/etc/security"]).status, 0)
+        // A locker whose service is named like a login service: the worst case.
+        try fixture.service("check_helper=\(checker) touch_first=120", name: "login", includeDefaults: false,
+                            after: "auth optional pam_echo.so @PROBETOKEN", control: "[success=ok default=die]")
+        fixture.closeStore()
+        let uid = "\(getpwnam(user)?.pointee.pw_uid ?? 1)"
+        let asUser = try fixture.authenticate(service: "login", touches: [touch],
+                                              wrapper: wrapper + ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"])
+        XCTAssertEqual(asUser.code, "PAM_SUCCESS", "the finger through the checker: \(asUser.raw.stdout) \(asUser.raw.stderr)")
+        XCTAssertEqual(asUser.lines("PROBE"), ["authtok=(unset)"], "a locker never gets the kept password")
+        let asRoot = try fixture.authenticate(service: "login", touches: [touch], wrapper: wrapper)
+        XCTAssertEqual(asRoot.code, "PAM_SUCCESS", asRoot.raw.stdout)
+        XCTAssertEqual(asRoot.lines("PROBE"), ["authtok=\(UnixStackFixture.daemonPassword)"], "the control: as root at login it is handed on")
+    }
 }
