@@ -336,4 +336,24 @@ final class KeptPasswordTests: XCTestCase {
         XCTAssertEqual(asRoot.code, "PAM_SUCCESS", asRoot.raw.stdout)
         XCTAssertEqual(asRoot.lines("PROBE"), ["authtok=\(UnixStackFixture.daemonPassword)"], "the control: as root at login it is handed on")
     }
+
+    /// The keep_password line trusts no order of the stack: text the stack accepted that is not
+    /// the account's password (pam_permit standing in for a password module that accepts
+    /// anything) is not kept; the account's password through the same stack is.
+    func testOnlyTheAccountsPasswordIsKeptWhateverTheStackAccepted() throws {
+        XCTAssertEqual(try login(unix: UnixStackFixture.daemonPassword).code, "PAM_SUCCESS")   // this boot's password
+        let id = try XCTUnwrap(try keyID())
+        XCTAssertEqual(try inside(["/usr/bin/keyctl", "invalidate", id]).status, 0)
+        try fixture.service("require_passcode=boot", name: "login", after: """
+            auth required pam_permit.so
+            auth optional \(modulePath) \(defaults) require_passcode=boot keep_password
+            auth optional pam_echo.so @PROBETOKEN
+            """, control: "[success=1 ignore=ignore authinfo_unavail=ignore maxtries=ignore user_unknown=ignore module_unknown=ignore default=die]")
+        let other = try login(answers: ["not-the-password-3"])
+        XCTAssertEqual(other.code, "PAM_SUCCESS", other.raw.stdout)
+        XCTAssertEqual(other.lines("PROBE"), ["authtok=not-the-password-3"], "handed on by biounlock's prompt")
+        XCTAssertNil(try keyID(), "not the account's password: not kept")
+        XCTAssertEqual(try login(answers: [UnixStackFixture.daemonPassword]).code, "PAM_SUCCESS")
+        XCTAssertNotNil(try keyID(), "the account's password: kept")
+    }
 }
