@@ -210,7 +210,10 @@ let package = Package(
         // The PAM module: entry points only translate; decisions live in BiounlockCore.
         .target(
             name: "PamBiounlock",
-            dependencies: ["CPAM", "CModuleRuntime", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck"],
+            // CUnixPassword (libcrypt): the password kept for the boot is checked against the
+            // shadow hash before it is kept and before it is handed on (issue 32, KeptPassword).
+            dependencies: ["CPAM", "CModuleRuntime", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck",
+                           "CUnixPassword"],
             exclude: ["exports.map", "link"],
             swiftSettings: moduleSwiftSettings,
             linkerSettings: [.linkedLibrary("pam"), .unsafeFlags(moduleLinkerFlags)]

@@ -98,6 +98,11 @@ enum Schema {
         Migration("""
         ALTER TABLE users ADD COLUMN fprintd_prints TEXT;
         """),
+        // 6: the boot in which the Unix password last proved the user (PasswordWitness), which
+        // login services (login_services) require once per boot (issue 32). NULL: not this boot.
+        Migration("""
+        ALTER TABLE users ADD COLUMN password_boot_id TEXT;
+        """),
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -321,7 +321,7 @@ public final class Store: AuthStore {
             let users = try connection.prepare("""
                 SELECT enabled, passcode_hash, passcode_kind, bio_failures, passcode_failures, last_success, last_failure,
                        bio_failure_at, passcode_failure_at, passcode_success_at, passcode_boot_id,
-                       passcode_enrolment_version, enrolment_version, uid, fprintd_prints
+                       passcode_enrolment_version, enrolment_version, uid, fprintd_prints, password_boot_id
                 FROM users WHERE name = ?
                 """).bind([.text(name)])
             guard try users.step() else { return nil }
@@ -344,6 +344,7 @@ public final class Store: AuthStore {
             // A value that is no uid (a damaged row) binds the row to no account.
             record.uid = row.int(13).flatMap { UInt32(exactly: $0) }
             record.fprintdPrints = row.text(14)
+            record.passwordBootID = row.text(15)
 
             let overrides = try connection.prepare("SELECT service, enabled FROM service_overrides WHERE user = ?").bind([.text(name)])
             for (service, enabled) in try overrides.rows({ r -> (String, Bool)? in
@@ -600,7 +601,14 @@ public final class Store: AuthStore {
     public func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
         try write { () throws(StoreFailure) in
             switch method {
-            case .passcode, .password:
+            case .password:
+                // The Unix password: the passcode rules, and (login_services) the boot's password.
+                try connection.prepare("""
+                    UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2, passcode_success_at = ?2,
+                                     passcode_boot_id = ?3, password_boot_id = ?3, passcode_enrolment_version = enrolment_version
+                    WHERE name = ?1
+                    """).bind([.text(user), .int(time), .text(bootID)]).run()
+            case .passcode:
                 try connection.prepare("""
                     UPDATE users SET bio_failures = 0, passcode_failures = 0, last_success = ?2, passcode_success_at = ?2,
                                      passcode_boot_id = ?3, passcode_enrolment_version = enrolment_version

@@ -14,6 +14,7 @@ public enum SystemCall: String, CaseIterable, Sendable {
     case setrlimit, getrlimit, setgroups, setregid, sigprocmask, prctl
     case nanosleep
     case pread, fgetxattr, fsetxattr
+    case addKey = "add_key", keyctl
 }
 
 // The one funnel. Every wrapper that can see EINTR calls the C function through `system`, which

@@ -115,6 +115,16 @@ static inline int biounlock_pidfd_is_child(int pidfd) {
     return waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT);
 }
 
+/// add_key(2) and keyctl(2) (glibc declares neither; libkeyutils is not linked): the kernel
+/// keyring where the Unix password is kept for the boot at login services (issue 32,
+/// BiounlockSystem.KernelKeys). -1 with errno on failure.
+static inline long biounlock_add_key(const char *type, const char *description, const void *payload, size_t length, int keyring) {
+    return syscall(SYS_add_key, type, description, payload, length, keyring);
+}
+static inline long biounlock_keyctl(int operation, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5) {
+    return syscall(SYS_keyctl, operation, a2, a3, a4, a5);
+}
+
 /// fflush(stdout): what print() buffered is written now.
 static inline void biounlock_flush_standard_output(void) { (void)fflush(stdout); }
 #endif

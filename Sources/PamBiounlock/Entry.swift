@@ -16,11 +16,14 @@ let maximumArguments = 64
 public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh else { return PAM_SERVICE_ERR }
+    let logger = SyslogLogger(pamh)
+    let arguments = PamHandle.arguments(argc, argv, logger: logger)
+    // The line after a login service's password module (issue 32): it reads this transaction's
+    // note, so it must not clear it, and it decides nothing (PAM_IGNORE).
+    if arguments.contains("keep_password") { return KeptPassword.keepLine(pamh, arguments: arguments, logger: logger) }
     // A note left by an earlier pam_authenticate on this handle (sudo asks up to 3 times) must not
     // make pam_sm_setcred record a password success that this attempt never handed on.
     biounlock_pam_clear_pending_user(pamh)
-    let logger = SyslogLogger(pamh)
-    let arguments = PamHandle.arguments(argc, argv, logger: logger)
 
     let loaded: Configuration.Loaded
     switch Configuration.load(arguments: arguments) {
@@ -92,6 +95,11 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     let decision = chain.run(request)
     if PasswordWitness.handsOnToPassword(decision) {
         _ = biounlock_pam_set_pending_user(pamh, user)
+    }
+    // biounlock itself succeeded in this transaction: at a login service, the password kept for
+    // the boot becomes PAM_AUTHTOK for the keyring modules below (issue 32; KeptPassword).
+    if case .success = decision.outcome {
+        KeptPassword.release(pamh, user: user, service: request.service, options: options, logger: logger)
     }
     return pamCode(decision)
 }

@@ -16,7 +16,7 @@ let commands: [CommandSpec] = [
     PasscodeCommand.set, PasscodeCommand.clear,
     EnableCommand.enable, EnableCommand.disable,
     StatusCommand.spec, ListCommand.spec, DoctorCommand.spec, LogCommand.spec, VerifyCommand.spec, ResetCommand.spec,
-    ForgetCommand.spec, MigrateCommand.spec,
+    ForgetCommand.spec, ForgetPasswordCommand.spec, MigrateCommand.spec,
     SensorsCommand.spec, VersionCommand.spec,
     SimCommandLine.scan, SimCommandLine.retry, SimCommandLine.error, SimCommandLine.unplug, SimCommandLine.sleep,
 ]

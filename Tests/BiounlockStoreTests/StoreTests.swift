@@ -379,13 +379,31 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try store.recentEvents(user: "alice").map(\.time), [1])
     }
 
+    /// Schema 6: the boot in which the Unix password last proved the user (login_services, issue
+    /// 32). Existing rows start with none; a password success records it besides the passcode's
+    /// columns, a passcode success does not touch it.
+    func testSchema6KeepsTheBootOfTheLastUnixPassword() throws {
+        let old = try storeAtSchema(5, rows: "INSERT INTO users(name, enabled, uid) VALUES ('alice', 1, 1000)")
+        let store = try Store.open(path: old, mode: .administer)
+        XCTAssertEqual(try store.schemaVersion(), Schema.currentVersion)
+        XCTAssertNil(try XCTUnwrap(try store.loadUser("alice")).passwordBootID)
+        try store.recordSuccess(user: "alice", method: .password, at: 10, bootID: "boot-1")
+        var alice = try XCTUnwrap(try store.loadUser("alice"))
+        XCTAssertEqual(alice.passwordBootID, "boot-1")
+        XCTAssertEqual(alice.passcodeBootID, "boot-1", "the password satisfies the passcode rules too")
+        try store.recordSuccess(user: "alice", method: .passcode, at: 20, bootID: "boot-2")
+        alice = try XCTUnwrap(try store.loadUser("alice"))
+        XCTAssertEqual(alice.passwordBootID, "boot-1", "the passcode is not the Unix password")
+        XCTAssertEqual(alice.passcodeBootID, "boot-2")
+    }
+
     /// Schema 5: the prints fprintd held when biounlock last looked (FprintdPrints). Existing rows
     /// start with none recorded, which the module counts as a change; enable records the first
     /// set without one, a different set is one, and enrol/unenrol record the set they leave.
     func testSchema5KeepsTheFprintdPrintsBiounlockLastSaw() throws {
         let old = try storeAtSchema(4, rows: "INSERT INTO users(name, enabled, uid) VALUES ('alice', 1, 1000)")
         let store = try Store.open(path: old, mode: .administer)
-        XCTAssertEqual(try store.schemaVersion(), 5)
+        XCTAssertEqual(try store.schemaVersion(), Schema.currentVersion)
         var alice = try XCTUnwrap(try store.loadUser("alice"))
         XCTAssertNil(alice.fprintdPrints)
         XCTAssertEqual(alice.enrolmentVersion, 0)

@@ -112,6 +112,75 @@ final class PolicyRuleTests: XCTestCase {
         XCTAssertEqual(try fixture.authenticate(answers: [""]).messages.first, "INFO: PIN required: not entered for 3d.")
     }
 
+    func lastAuditReason() throws -> String {
+        let r = try runProcess("/usr/bin/sqlite3", [fixture.storePath, "SELECT reason FROM events ORDER BY id DESC LIMIT 1"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Issue 32, item 1: at a login service the first login of each boot takes the Unix password.
+    /// biounlock offers neither the finger nor the PIN (the PIN entered this boot elsewhere does
+    /// not count), says so and steps aside; the password module (pam_permit standing in for
+    /// pam_unix) succeeds, pam_sm_setcred records it with the boot id, and the finger is back at
+    /// the login service until the next boot. Other services, `login_services=` and
+    /// require_passcode without `boot` are unchanged.
+    func testLoginServiceTakesTheUnixPasswordOncePerBoot() throws {
+        let loginTouch = "INFO: Touch the fingerprint reader to authenticate for login"
+        try fixture.service("require_passcode=boot")
+        try fixture.service("require_passcode=boot", name: "login", after: "auth sufficient pam_permit.so",
+                            control: ModuleFixture.recommendedControl)
+        // The PIN this boot, at a service that is no login service: the finger is back there...
+        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).code, "PAM_SUCCESS")
+        XCTAssertEqual(try fixture.authenticate(touches: [touch]).code, "PAM_SUCCESS", "not a login service: unchanged")
+        // ...but not at login: no touch prompt, no PIN prompt, the message, the password module.
+        let first = try fixture.authenticate(service: "login", extra: ["--setcred"])
+        XCTAssertEqual(first.messages, ["INFO: Password required after a restart."])
+        XCTAssertEqual(first.code, "PAM_SUCCESS", "the stack's password module decided")
+        XCTAssertTrue(first.raw.stdout.contains("SETCRED 0 PAM_SUCCESS"), first.raw.stdout)
+        XCTAssertEqual(try lastAuditReason(), "password-required-boot")
+        let second = try fixture.authenticate(service: "login", touches: [touch], extra: ["--setcred"])
+        XCTAssertEqual(second.messages, [loginTouch], "the password of this boot lets the finger in")
+        XCTAssertEqual(second.code, "PAM_SUCCESS")
+        // A new boot: the password again, and the PIN typed at login does not stand in for it.
+        try sql("UPDATE users SET password_boot_id = 'an-earlier-boot'")
+        try fixture.service("require_passcode=boot", name: "login", after: "auth requisite pam_deny.so",
+                            control: ModuleFixture.recommendedControl)
+        // (A caller calls pam_setcred only after the stack succeeded: here it failed, so none.)
+        let refused = try fixture.authenticate(service: "login", answers: [ModuleFixture.pin])
+        XCTAssertEqual(refused.messages, ["INFO: Password required after a restart."], "no PIN prompt")
+        XCTAssertEqual(refused.code, "PAM_AUTH_ERR", "the 'password' was wrong")
+        XCTAssertEqual(try fixture.store.loadUser(user)?.passwordBootID, "an-earlier-boot", "a refusal records no password")
+        // login_services= (none) and require_passcode without `boot`: the finger, as before.
+        try fixture.service("require_passcode=boot login_services=", name: "login")
+        XCTAssertEqual(try fixture.authenticate(service: "login", touches: [touch]).messages, [loginTouch])
+        try fixture.service("require_passcode=enrolment", name: "login")
+        XCTAssertEqual(try fixture.authenticate(service: "login", touches: [touch]).messages, [loginTouch])
+        // Listed by name: another service named in login_services takes the password too.
+        try fixture.service("require_passcode=boot login_services=biotest")
+        XCTAssertEqual(try fixture.authenticate(answers: [ModuleFixture.pin]).messages, ["INFO: Password required after a restart."])
+    }
+
+    /// Issue 32, item 1, at the greeter: its fingerprint stack (biounlock alone, the README's
+    /// `[success=ok default=die]` line, policy=biometrics) fails at once in a new boot -- no touch
+    /// request, the message -- so the greeter shows its password field; the password stack beside
+    /// it (biounlock handing on, pam_permit standing in for pam_unix, gdm's pam_setcred) records
+    /// the password, and the fingerprint stack takes the finger until the next boot.
+    func testTheGreetersFingerprintStackFailsAtOnceUntilThePasswordOfThisBoot() throws {
+        let greeter = "policy=biometrics touch_first=120 require_passcode=boot"
+        try fixture.service(greeter, name: "gdm-fingerprint", after: "auth optional pam_permit.so", control: "[success=ok default=die]")
+        try fixture.service("require_passcode=boot", name: "gdm-password", after: "auth sufficient pam_permit.so",
+                            control: ModuleFixture.recommendedControl)
+        let refused = try fixture.authenticate(service: "gdm-fingerprint")
+        XCTAssertEqual(refused.code, "PAM_AUTHINFO_UNAVAIL", refused.raw.stdout)
+        XCTAssertEqual(refused.messages, ["INFO: Password required after a restart."], "no touch request")
+        let password = try fixture.authenticate(service: "gdm-password", extra: ["--setcred"])
+        XCTAssertEqual(password.code, "PAM_SUCCESS")
+        XCTAssertEqual(password.messages, ["INFO: Password required after a restart."], "no PIN prompt beside the password")
+        let touched = try fixture.authenticate(service: "gdm-fingerprint", touches: [touch])
+        XCTAssertEqual(touched.code, "PAM_SUCCESS", touched.raw.stdout)
+        XCTAssertEqual(touched.messages, ["INFO: Touch the fingerprint reader to authenticate for gdm-fingerprint"])
+    }
+
     /// policy=biometrics: the requirement hands over to the password; a correct password (here
     /// pam_permit standing in for pam_unix) is seen in pam_sm_setcred and satisfies the rule.
     func testPasswordSatisfiesTheRequirementUnderBiometricsPolicy() throws {

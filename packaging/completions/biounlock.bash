@@ -3,7 +3,7 @@
 # under its prefix). Commands, options and their values as `biounlock --help` lists them:
 # Tests/biounlockTests/CompletionTests checks that the two agree.
 
-_biounlock_commands="enrol enroll unenrol unenroll passcode enable disable status list doctor log verify reset forget migrate sensors version sim help"
+_biounlock_commands="enrol enroll unenrol unenroll passcode enable disable status list doctor log verify reset forget forget-password migrate sensors version sim help"
 
 # The options of a command (its words joined by a space), global ones apart.
 _biounlock_options() {
@@ -92,7 +92,7 @@ _biounlock() {
     fi
     # The one positional argument most commands take: a user name.
     case $command in
-        enrol|enroll|unenrol|unenroll|"passcode set"|"passcode clear"|enable|disable|status|verify|reset|forget)
+        enrol|enroll|unenrol|unenroll|"passcode set"|"passcode clear"|enable|disable|status|verify|reset|forget|forget-password)
             ((arguments == 0)) && COMPREPLY=($(compgen -u -- "$cur")) ;;
     esac
 } && complete -F _biounlock biounlock

@@ -150,6 +150,16 @@ public struct Options: Equatable, Sendable {
     public func touchFirstSeconds(service: String) -> Int {
         promptFirstServices.contains(service) ? 0 : touchFirstSeconds
     }
+    /// The services that start a desktop or console session (issue 32): there, the rule "after a
+    /// restart" of require_passcode takes the Unix password (through the stack's password module),
+    /// not biounlock's passcode, so that the keyring that opens with it is opened once per boot.
+    /// Empty: no service is treated so.
+    public var loginServices: [String] = Options.defaultLoginServices
+    public static let defaultLoginServices = ["login", "gdm-password", "gdm-fingerprint", "lightdm", "sddm"]
+    /// `keep_password`: this line, after the password module of a login service, keeps the Unix
+    /// password the stack just accepted for the boot (issue 32; PamBiounlock.KeptPassword). It
+    /// decides nothing: the line always returns PAM_IGNORE.
+    public var keepPassword = false
 
     public init() {}
 }
@@ -465,6 +475,12 @@ extension Options {
             guard let names = serviceList(v) else { return false }
             o.promptFirstServices = names; return true
         },
+        OptionKey(name: "login_services", accepts: "PAM service names separated by commas, or nothing") { o, v in
+            guard let v else { return false }
+            let names = v.split(separator: ",").map(String.init)
+            guard names.count <= 32, names.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f } }) else { return false }
+            o.loginServices = names; return true
+        },
         OptionKey(name: "debug", accepts: "no value, or yes|no") { o, v in
             switch v {
             case nil, "yes", "true", "1": o.debug = true
@@ -472,6 +488,10 @@ extension Options {
             default: return false
             }
             return true
+        },
+        OptionKey(name: "keep_password", accepts: "no value") { o, v in
+            guard v == nil else { return false }
+            o.keepPassword = true; return true
         },
         OptionKey(name: "passcode_only", accepts: "no value, or yes|no") { o, v in
             switch v {

@@ -84,6 +84,9 @@ public struct UserRecord: Equatable, Sendable {
     /// the password), the boot it happened in, and the enrolled set it saw.
     public var passcodeSuccessAt: Int64?
     public var passcodeBootID: String?
+    /// The boot in which the Unix password last proved the user (PasswordWitness; not the
+    /// passcode): at login services the rule "after a restart" asks for it (issue 32).
+    public var passwordBootID: String?
     public var passcodeEnrolmentVersion: Int64?
     /// Bumped by every change of the enrolled set (enrol, re-enrol, unenrol; under sensor=fprintd
     /// also a change made in fprintd, seen through `fprintdPrints`).

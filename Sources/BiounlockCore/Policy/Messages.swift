@@ -150,6 +150,9 @@ public enum Messages {
         }
     }
 
+    /// At a login service, the first login of a boot (issue 32): the Unix password, not the passcode.
+    public static var passwordRequiredAfterRestart: String { L("Password required after a restart.") }
+
     // MARK: the finger
 
     /// TEXT_INFO notices (PAM_SILENT suppresses them).

@@ -34,6 +34,9 @@ public enum Reason: String, Sendable, Error {
     case passcodeRequiredAfterBoot = "passcode-required-boot"
     case passcodeRequiredAfterEnrolment = "passcode-required-enrolment"
     case passcodeRequiredAfterIdle = "passcode-required-idle"
+    /// At a login service (login_services), the first login of a boot: the Unix password, which
+    /// biounlock never checks itself -- it steps aside and the stack's password module asks.
+    case passwordRequiredAfterBoot = "password-required-boot"
     case remoteSession = "remote-session"
     case lidClosed = "lid-closed"
     /// A password stack with a fingerprint stack of its own beside it (`password_services`:

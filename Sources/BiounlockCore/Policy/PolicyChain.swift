@@ -21,6 +21,7 @@ public struct AuthRequest: Sendable {
 ///   2. account   the user must exist on the system                  -> userUnknown
 ///   3. store     the store must open and be trusted                 -> unavailable
 ///   4. toggle    biometric unlock enabled for this service, and the row this account's? -> ignore
+///   4b. login    a login service, first login of the boot: the Unix password  -> unavailable
 ///   5. passcode  locked? then only the finger and the password are taken, and the user is told
 ///   6. gates     biometrics locked, passcode required, remote=passcode, lid closed -> no finger
 ///   7. reader    something enrolled, the reader opens               -> else no finger
@@ -206,6 +207,8 @@ public final class PolicyChain {
             logger.log(.warning, "\(binding.problem(user: account.name)); ignored until cleared with: \(AccountBinding.fix(user: account.name))")
             return Decision(.ignore, .recordOfAnotherAccount)
         }
+        // Login services: the first login of a boot takes the Unix password (no finger, no passcode).
+        if let required = passwordGate(user: user, request: request) { return Decision(.unavailable, required) }
 
         let now = clock.now()
         let passcode = options.policy == .biometricsOrPasscode ? user.passcode : nil
@@ -255,6 +258,25 @@ public final class PolicyChain {
         }
         return fallback(after: entry, user: user, passcodeLocked: passcodeLockedUntil != nil, usedFinger: session != nil,
                         request: request, store: store)
+    }
+
+    // MARK: step 4b: the login services' password once per boot
+
+    /// At a login service (`login_services`: login, the greeters) under require_passcode's rule
+    /// "after a restart", the first login of each boot takes the Unix password -- the one secret
+    /// that opens the user's keyring -- and nothing of biounlock's: neither the finger nor the
+    /// passcode is offered, the user is told, and the stack's password module asks (unavailable;
+    /// the greeter's fingerprint stack, biounlock alone, fails at once and the greeter shows its
+    /// password field). The password's success is seen in pam_sm_setcred (PasswordWitness) and
+    /// recorded with the boot id; the passcode does not satisfy this rule. An unreadable boot id
+    /// counts as a new boot. Service names compare byte for byte. Issue 32, docs/DESIGN.md.
+    func passwordGate(user: UserRecord, request: AuthRequest) -> Reason? {
+        guard !options.passcodeOnly, options.requirePasscode.afterBoot,
+              options.loginServices.contains(where: { $0.utf8.elementsEqual(request.service.utf8) }) else { return nil }
+        if let boot = bootID(), let seen = user.passwordBootID, seen.utf8.elementsEqual(boot.utf8) { return nil }
+        logger.log(.info, "user=\(sanitizedForLog(user.name)) service=\(sanitizedForLog(request.service)) first login of this boot: the Unix password")
+        say(request, exchange: Messages.passwordRequiredAfterRestart)
+        return .passwordRequiredAfterBoot
     }
 
     // MARK: step 6: the gates before the finger

@@ -89,6 +89,8 @@ enum EnableCommand {
         if enabled, context.options.face, context.options.faceAllowRGB, !(record?.faceTemplates.isEmpty ?? true) {
             Output.warning(L("face_allow_rgb=yes: a colour camera is taken, and a printed photo may pass for a face"))
         }
+        // Turned off (anywhere): the Unix password kept for the boot goes too (issue 32).
+        if !enabled { KeptPasswordKey.drop(user: account.name) }
         let v: KeyValuePairs = ["user": account.name, "service": service ?? ""]
         switch (enabled, service != nil) {
         case (true, false): Output.line(L("Biometric unlock on for {user}.", v))

@@ -19,6 +19,7 @@ enum ForgetCommand {
             throw CommandFailure(L("'{user}' has no biounlock record", ["user": sanitizedForLog(name)]))
         }
         _ = try storeCall(L("cannot forget {user}", ["user": sanitizedForLog(name)])) { () throws(StoreFailure) in try store.forget(user: name) }
+        KeptPasswordKey.drop(user: name)   // issue 32: the password kept for the boot too
         let fingers = record.templates.count
         if record.passcode == nil {
             Output.line(L("Forgot {user}: 1 finger, no passcode, settings and counters.",

@@ -106,6 +106,7 @@ enum PasscodeCommand {
         let name = invocation.positionals[0]
         let store = try context.openStore()
         try storeCall(L("cannot clear the passcode")) { () throws(StoreFailure) in try store.setPasscode(nil, user: name, at: context.now()) }
+        KeptPasswordKey.drop(user: name)   // issue 32: the password kept for the boot goes with it
         Output.line(L("Passcode cleared for {user}.", ["user": name]))
         return 0
     }

@@ -33,6 +33,9 @@ enum UnenrolCommand {
         let finger = try fingerName.map(context.finger)
         let options = try context.optionsWithDevice()
         let store = try context.openStore()
+        // Issue 32: removing fingers drops the Unix password kept for the boot (first: even an
+        // unenrol that fails half-way leaves no kept password behind; the next login takes it).
+        KeptPasswordKey.drop(user: account.name)
         if options.sensor == .fprintd {
             return try unenrolInFprintd(context, options: options, store: store, user: account.name, finger: finger)
         }

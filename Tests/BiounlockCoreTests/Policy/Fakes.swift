@@ -90,6 +90,7 @@ final class MemoryStore: AuthStore {
             users[user]?.passcodeFailures = 0
             users[user]?.passcodeSuccessAt = time
             users[user]?.passcodeBootID = bootID
+            if method == .password { users[user]?.passwordBootID = bootID }
             let version = users[user]?.enrolmentVersion
             users[user]?.passcodeEnrolmentVersion = version
         }

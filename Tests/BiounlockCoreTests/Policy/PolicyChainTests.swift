@@ -533,6 +533,49 @@ extension PolicyChainTests {
         XCTAssertEqual(run(sensor), Decision(.unavailable, .passcodeDeclined))
     }
 
+    /// Issue 32: at a login service the rule "after a restart" takes the Unix password: nothing is
+    /// asked (neither the reader nor the PIN), the decision hands on to the password (which
+    /// pam_sm_setcred then records, PasswordWitness), and only a password of this boot satisfies
+    /// it; an unreadable boot id counts as a new boot; names compare byte for byte.
+    func testLoginServiceTakesTheUnixPasswordOncePerBoot() {
+        options.requirePasscode = .default
+        store.users["alice"]?.passcodeSuccessAt = clock.seconds
+        store.users["alice"]?.passcodeBootID = "boot-1" // the PIN this boot: not enough at login
+        store.users["alice"]?.passcodeEnrolmentVersion = 0
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        conversation.replies = [Self.secret("2468")] // never asked for
+        let decision = run(sensor, service: "gdm-password")
+        XCTAssertEqual(decision, Decision(.unavailable, .passwordRequiredAfterBoot))
+        XCTAssertTrue(PasswordWitness.handsOnToPassword(decision), "the password that follows is recorded")
+        XCTAssertEqual(conversation.transcript, ["INFO: Password required after a restart."], "no prompt, no touch request")
+        XCTAssertEqual(sensor.verifyCalls, 0)
+        XCTAssertEqual(store.events.last?.reason, "password-required-boot")
+        conversation.replies = []
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "sudo").outcome, .success(.fingerprint), "not a login service")
+
+        // The password's success in this boot (what pam_sm_setcred records): the finger at login.
+        PasswordWitness.recordPasswordSuccess(user: "alice", store: store, logger: logger, clock: clock, bootID: "boot-1")
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "login").outcome, .success(.fingerprint))
+        bootID = nil
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "login"), Decision(.unavailable, .passwordRequiredAfterBoot), "no boot id: a new boot")
+        bootID = "boot-2"
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "lightdm"), Decision(.unavailable, .passwordRequiredAfterBoot))
+        // A passcode success in the new boot does not stand in for the password.
+        XCTAssertNoThrow(try store.recordSuccess(user: "alice", method: .passcode, at: clock.seconds, bootID: "boot-2"))
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "sddm"), Decision(.unavailable, .passwordRequiredAfterBoot))
+        options.loginServices = ["\u{212A}de"] // KELVIN SIGN: canonically equal to "Kde", not byte for byte
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "Kde").outcome, .success(.fingerprint))
+        options.loginServices = []
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "gdm-password").outcome, .success(.fingerprint), "login_services=: none")
+        options.loginServices = Options.defaultLoginServices
+        options.requirePasscode = PasscodeRequirementRules(parsing: "enrolment")!
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "gdm-password").outcome, .success(.fingerprint), "the rule 'boot' off")
+        options.requirePasscode = .default
+        options.passcodeOnly = true
+        conversation.replies = [Self.secret("2468")]
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "login").outcome, .success(.passcode), "passcode_only is no login")
+    }
+
     func testPasscodeRequiredAfterEnrolmentChangeUnderBiometricsPolicyIsUnavailable() {
         options.policy = .biometrics
         options.requirePasscode = PasscodeRequirementRules(parsing: "enrolment")!

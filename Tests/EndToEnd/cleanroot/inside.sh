@@ -199,6 +199,14 @@ check "sudo: the first time after enrolling the PIN is required ('PIN required: 
 words() { case "$1" in login) echo "logging in" ;; *) echo "running a command as root" ;; esac; }
 no_unix_prompt() { not_saw "$1" "Password:" && not_saw "$1" "password for $ALICE"; }
 
+# login_services (issue 32): the first login of this boot at login takes the Unix password, not
+# the PIN entered in sudo above and not the finger; pam_setcred records it, and the finger and the
+# PIN work at login afterwards (round 1).
+run_as login login-boot - - "$ALICE_PW"
+check "login: the first login of the boot says 'Password required after a restart.', offers no PIN or touch, and pam_unix's password logs $ALICE in" \
+    eval '[ "$(rc login-boot)" = 0 ] && saw login-boot "Password required after a restart." && not_saw login-boot "or password for" && saw login-boot "Password:"' \
+    -- $(files login-boot)
+
 # Round 1, the default prompt (type or touch): one prompt on the terminal takes a touch, the PIN
 # or the Unix password.
 for p in login su sudo; do

@@ -24,10 +24,14 @@
  * user, so that pam_get_user asks for one (the first answer).
  * An info message "@PROBE" (a `pam_echo.so @PROBE` line after the module) is answered by
  * "PROBE: user=<PAM_USER> authtok=set|unset", read inside the module stack, where libpam lets
- * PAM_AUTHTOK be read.
+ * PAM_AUTHTOK be read. "@PROBETOKEN" is answered by "PROBE: authtok=<the text>|(unset)" (issue 32:
+ * which password a module handed on; the tests' own fixture passwords only).
  * The last line is "RESULT <code> <NAME>"; with --acct-mgmt also "ACCT <code> <NAME>" (pam_acct_mgmt
  * after authenticating, whatever its result, as polkit's agent helper calls it -- without
  * pam_setcred), with --setcred also "SETCRED <code> <NAME>".
+ * --session CMD: after a successful pam_authenticate (and --setcred), pam_open_session, then CMD
+ * run by /bin/sh with the PAM environment added, then pam_close_session ("SESSION ...",
+ * "SESSION-COMMAND exit N", "SESSION-CLOSE ..."): a login's session modules (pam_gnome_keyring).
  * --ruser sets PAM_RUSER before authenticating; --setcred-user sets PAM_USER before pam_setcred
  * (sudo authenticates the invoking user, then makes PAM_USER the target user).
  *
@@ -230,7 +234,11 @@ static int conversation(int n, const struct pam_message **msg, struct pam_respon
         }
         switch (msg[i]->msg_style) {
         case PAM_TEXT_INFO:
-            if (strcmp(text, "@PROBE") == 0 && current) {
+            if (strcmp(text, "@PROBETOKEN") == 0 && current) {
+                const void *token = NULL;
+                int rc = pam_get_item(current, PAM_AUTHTOK, &token);
+                say("PROBE: authtok=%s\n", rc == PAM_SUCCESS && token ? (const char *)token : "(unset)");
+            } else if (strcmp(text, "@PROBE") == 0 && current) {
                 const void *user = NULL, *token = NULL;
                 pam_get_item(current, PAM_USER, &user);
                 int rc = pam_get_item(current, PAM_AUTHTOK, &token);
@@ -458,6 +466,7 @@ static int new_remote_audit_session(const char *dir) {
 }
 
 int main(int argc, char **argv) {
+    const char *session_command = NULL;
     const char *confdir = NULL, *service = NULL, *user = NULL, *rhost = NULL, *tty = NULL, *ruser = NULL, *setcred_user = NULL;
     const char *env[16];
     int env_count = 0;
@@ -481,6 +490,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--silent") == 0) flags |= PAM_SILENT;
         else if (strcmp(argv[i], "--setcred") == 0) setcred = 1;
         else if (strcmp(argv[i], "--acct-mgmt") == 0) acct_mgmt = 1;
+        else if (strcmp(argv[i], "--session") == 0 && i + 1 < argc) session_command = argv[++i];
         else if (strcmp(argv[i], "--rhost") == 0 && i + 1 < argc) rhost = argv[++i];
         else if (strcmp(argv[i], "--ruser") == 0 && i + 1 < argc) ruser = argv[++i];
         else if (strcmp(argv[i], "--setcred-user") == 0 && i + 1 < argc) setcred_user = argv[++i];
@@ -569,6 +579,27 @@ int main(int argc, char **argv) {
             if (setcred_user) pam_set_item(pamh, PAM_USER, setcred_user);
             int cr = pam_setcred(pamh, PAM_ESTABLISH_CRED);
             say("SETCRED %d %s\n", cr, code_name(cr));
+        }
+        if (session_command && rc == PAM_SUCCESS) {
+            /* --session CMD: pam_open_session, CMD through /bin/sh with the PAM environment
+             * (pam_getenvlist) added to the harness's own, pam_close_session. */
+            int so = pam_open_session(pamh, 0);
+            say("SESSION %d %s\n", so, code_name(so));
+            if (so == PAM_SUCCESS) {
+                fflush(out);
+                char **pam_env = pam_getenvlist(pamh);
+                pid_t child = fork();
+                if (child == 0) {
+                    for (char **e = pam_env; e && *e; e++) putenv(*e);
+                    execl("/bin/sh", "sh", "-c", session_command, (char *)NULL);
+                    _exit(127);
+                }
+                int status = -1;
+                if (child > 0) waitpid(child, &status, 0);
+                say("SESSION-COMMAND exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+                int sc = pam_close_session(pamh, 0);
+                say("SESSION-CLOSE %d %s\n", sc, code_name(sc));
+            }
         }
         if (do_fork) {
             fflush(out);

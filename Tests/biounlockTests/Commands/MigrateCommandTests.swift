@@ -15,7 +15,7 @@ final class MigrateCommandTests: CLIFixture {
 
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
         // The same store as 0.1.0 wrote it: schema 2, no uid column.
-        let downgrade = try runProcess("/usr/bin/sqlite3", [db, "ALTER TABLE users DROP COLUMN uid; ALTER TABLE users DROP COLUMN fprintd_prints; PRAGMA user_version = 2;"])
+        let downgrade = try runProcess("/usr/bin/sqlite3", [db, "ALTER TABLE users DROP COLUMN uid; ALTER TABLE users DROP COLUMN fprintd_prints; ALTER TABLE users DROP COLUMN password_boot_id; PRAGMA user_version = 2;"])
         XCTAssertEqual(downgrade.status, 0, downgrade.stderr)
         let migrated = try cli(["migrate"])
         XCTAssertEqual(migrated.status, 0, migrated.stderr)
