@@ -18,6 +18,7 @@
 //   service         BiounlockServiceProtocol          (biounlockd's D-Bus API: names, values, the status shape; pure Swift)
 //                   BiounlockBus                      (GDBus/GVariant for the service and its clients; CGIO)
 //                   BiounlockService -> biounlockd    (the method handlers, polkit and re-authentication rules; GLib-free)
+//   settings app    CGtk, BiounlockGtk                (GTK 4 + libadwaita, for the settings app)
 //   CLI             biounlock                         (admin tool, thin: logic lives in the libraries; a user's own
 //                                                      account through biounlockd)
 import PackageDescription
@@ -242,6 +243,12 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])]
         ),
+
+        // The settings app (issue 31): GTK 4 + libadwaita (Debian 12: 4.8 and 1.2) through CGtk and
+        // a thin layer of our own (BiounlockGtk), a client of biounlockd only (BiounlockBus): it
+        // never links the store, the sensors or libfprint.
+        .systemLibrary(name: "CGtk", pkgConfig: "libadwaita-1", providers: [.apt(["libgtk-4-dev", "libadwaita-1-dev"])]),
+        .target(name: "BiounlockGtk", dependencies: ["CGtk"], swiftSettings: [.swiftLanguageMode(.v5)]),
 
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
