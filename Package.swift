@@ -18,7 +18,7 @@
 //   service         BiounlockServiceProtocol          (biounlockd's D-Bus API: names, values, the status shape; pure Swift)
 //                   BiounlockBus                      (GDBus/GVariant for the service and its clients; CGIO)
 //                   BiounlockService -> biounlockd    (the method handlers, polkit and re-authentication rules; GLib-free)
-//   settings app    CGtk, BiounlockGtk                (GTK 4 + libadwaita, for the settings app)
+//   settings app    CGtk, BiounlockGtk -> biounlock-settings  (GTK 4 + libadwaita; biounlockd's client only)
 //   CLI             biounlock                         (admin tool, thin: logic lives in the libraries; a user's own
 //                                                      account through biounlockd)
 import PackageDescription
@@ -115,6 +115,7 @@ let package = Package(
         .executable(name: "biounlock-face", targets: ["biounlock-face"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
         .executable(name: "biounlockd", targets: ["biounlockd"]),
+        .executable(name: "biounlock-settings", targets: ["biounlock-settings"]),
     ],
     targets: [
         // C wrappers: one system-library target per C library.
@@ -249,6 +250,13 @@ let package = Package(
         // never links the store, the sensors or libfprint.
         .systemLibrary(name: "CGtk", pkgConfig: "libadwaita-1", providers: [.apt(["libgtk-4-dev", "libadwaita-1-dev"])]),
         .target(name: "BiounlockGtk", dependencies: ["CGtk"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(
+            name: "biounlock-settings",
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockServiceProtocol", "BiounlockBus", "BiounlockGtk"],
+            // GTK runs on the main thread only, and so does everything here: Swift 5 mode.
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
+        ),
 
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
