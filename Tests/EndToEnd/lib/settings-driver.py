@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""Drives biounlock-settings through AT-SPI (python3-pyatspi), as a screen reader or a person
+with a keyboard would: finds controls by role and accessible name, activates them through their
+AT-SPI actions, and waits for what the window shows (never a fixed sleep: every wait polls the
+accessible tree, bounded).
+
+    settings-driver.py OUTDIR SCENARIO APP [ARGS...]
+
+Runs APP, plays SCENARIO, and writes OUTDIR/driver.results: one line per check, "ok NAME" or
+"fail NAME: why", which Tests/EndToEnd/settings-app.sh turns into its ok/not ok lines; and
+OUTDIR/NAME.tree, the accessible tree at each screenshot, OUTDIR/NAME.png the screen.
+"""
+import os
+import subprocess
+import sys
+import time
+
+import pyatspi
+
+out, scenario, app = sys.argv[1], sys.argv[2], sys.argv[3:]
+results = open(os.path.join(out, "driver.results"), "w", buffering=1)
+
+
+def note(ok, name, why=""):
+    results.write(("ok " + name if ok else "fail " + name + ": " + why) + "\n")
+    return ok
+
+
+def walk(acc, depth=0):
+    """Every accessible under acc (depth first), bounded."""
+    if acc is None or depth > 40:
+        return
+    yield acc
+    try:
+        n = acc.childCount
+    except Exception:
+        return
+    for i in range(min(n, 500)):
+        try:
+            child = acc.getChildAtIndex(i)
+        except Exception:
+            continue
+        yield from walk(child, depth + 1)
+
+
+def describe(acc):
+    try:
+        states = acc.getState()
+        flags = [s for s, n in ((pyatspi.STATE_CHECKED, "checked"), (pyatspi.STATE_SENSITIVE, "sensitive"),
+                                (pyatspi.STATE_SHOWING, "showing"), (pyatspi.STATE_FOCUSED, "focused")) if states.contains(s)]
+        names = {pyatspi.STATE_CHECKED: "checked", pyatspi.STATE_SENSITIVE: "sensitive", pyatspi.STATE_SHOWING: "showing",
+                 pyatspi.STATE_FOCUSED: "focused"}
+        return "%s %r desc=%r [%s]" % (acc.getRoleName(), acc.name, acc.description, ",".join(names[s] for s in flags))
+    except Exception as e:
+        return "? (%s)" % e
+
+
+def application():
+    desktop = pyatspi.Registry.getDesktop(0)
+    for i in range(desktop.childCount):
+        try:
+            a = desktop.getChildAtIndex(i)
+            if a is not None and a.name == "biounlock-settings":
+                return a
+        except Exception:
+            continue
+    return None
+
+
+def wait_for(what, find, seconds=20):
+    """Polls find() (every 50 ms, at most `seconds`) until it returns something."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            found = find()
+        except Exception:
+            found = None
+        if found:
+            return found
+        if proc.poll() is not None:
+            raise SystemExit(note(False, "app-running", "the app ended (status %s) while waiting for %s" % (proc.returncode, what)) and 1)
+        time.sleep(0.05)
+    return None
+
+
+def named(role, name, exact=True):
+    def find():
+        a = application()
+        for acc in walk(a):
+            try:
+                if acc.getRoleName() == role and (acc.name == name if exact else name in acc.name):
+                    return acc
+            except Exception:
+                continue
+        return None
+    return find
+
+
+def state(acc, s):
+    try:
+        return acc.getState().contains(s)
+    except Exception:
+        return False
+
+
+def act(acc, names=("activate", "click", "toggle", "press")):
+    """Runs the accessible's action (the one a screen reader's 'activate' runs)."""
+    action = acc.queryAction()
+    available = [action.getName(i) for i in range(action.nActions)]
+    for i, n in enumerate(available):
+        if n in names:
+            return action.doAction(i)
+    raise RuntimeError("no action among %s" % available)
+
+
+def snapshot(name):
+    with open(os.path.join(out, name + ".tree"), "w") as f:
+        for acc in walk(application()):
+            f.write(describe(acc) + "\n")
+    r = subprocess.run(["import", "-window", "root", os.path.join(out, name + ".png")],
+                       stdout=subprocess.DEVNULL, stderr=open(os.path.join(out, name + ".import.err"), "w"), timeout=30)
+    note(r.returncode == 0 and os.path.getsize(os.path.join(out, name + ".png")) > 0, "screenshot-" + name, "import failed")
+
+
+proc = subprocess.Popen(app, stdout=open(os.path.join(out, "app.out"), "w"), stderr=open(os.path.join(out, "app.err"), "w"))
+try:
+    toggle = wait_for("the toggle", named("check box", "Fingerprint Unlock"), seconds=40)
+    if not note(toggle is not None, "toggle-found", "no toggle button named 'Fingerprint Unlock'"):
+        raise SystemExit(1)
+    # The status arrived from the service once the toggle can be used.
+    ready = wait_for("the status", lambda: state(toggle, pyatspi.STATE_SENSITIVE) and toggle)
+    note(ready is not None, "status-shown", "the toggle never became usable (no status from biounlockd)")
+    note(not state(toggle, pyatspi.STATE_CHECKED), "toggle-off-by-default", "the toggle is on")
+    # A client of biounlockd only: the window is up and has talked to the service, and the
+    # process has loaded neither the reader's library nor the store's.
+    maps = open("/proc/%d/maps" % proc.pid).read()
+    note("libfprint" not in maps and "libsqlite3" not in maps, "no-store-no-reader",
+         "mapped: " + " ".join(sorted({l.split()[-1] for l in maps.splitlines() if "libfprint" in l or "libsqlite3" in l})))
+    nofinger = wait_for("the no-fingers row", named("list item", "No fingers enrolled", exact=False), seconds=5)
+    note(nofinger is not None, "fingers-none-shown", "no 'No fingers enrolled' row")
+
+    if scenario == "refuse":
+        act(toggle)
+        fix = wait_for("the fix button", named("push button", "Add a Finger"))
+        note(fix is not None, "refused-fix-offered", "no 'Add a Finger' button after turning the toggle on")
+        why = wait_for("the reason", named("list item", "No finger is enrolled yet", exact=False), seconds=5)
+        note(why is not None, "refused-says-why", "no row saying no finger is enrolled")
+        pin = wait_for("the PIN fix", named("push button", "Set a PIN"), seconds=5)
+        note(pin is not None, "refused-pin-fix-offered", "no 'Set a PIN' button (no passcode is set either)")
+        off = wait_for("the toggle back off", lambda: (not state(toggle, pyatspi.STATE_CHECKED)) and state(toggle, pyatspi.STATE_SENSITIVE) and toggle, seconds=5)
+        note(off is not None, "refused-toggle-stays-off", "the toggle is still on (or not usable) after the refusal")
+        snapshot("refused")
+    note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
+finally:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# End-to-end, issue 31: the settings app as a person uses it. biounlock-settings runs as the
+# user under Xvfb with a session bus and the AT-SPI bus, against biounlockd on the private
+# system bus of the self-service tests (the real dbus-daemon and polkitd, D-Bus activation:
+# Tests/EndToEnd/lib/service.bash) with the simulated sensor; Tests/EndToEnd/lib/settings-driver.py
+# drives the real window through AT-SPI (python3-pyatspi) and saves screenshots, which land in
+# BUILD_DIR/screenshots/.
+#
+#   bash Tests/EndToEnd/settings-app.sh     (as root; BUILD_DIR defaults to the repo's build/)
+#
+# Everything runs in the sandbox (scripts/lib/sandbox.sh: private mount and PID namespaces, a
+# private /run); Xvfb and the app in a network namespace of their own as well, so that the X
+# server's abstract socket is private.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+export BUILD_DIR="${BUILD_DIR:-$repo/build}"
+# shellcheck source=lib/checks.bash
+source "$here/lib/checks.bash"
+# shellcheck source=lib/callers.bash
+source "$here/lib/callers.bash"
+# shellcheck source=lib/service.bash
+source "$here/lib/service.bash"
+
+USER_=bssettings USER_UID=4361 USER_PW='settings-unix-Pw-5'
+export SERVICE_ACTIVE_LOCAL="$USER_" SERVICE_IDLE=30
+export SETTINGS_DRIVER="$here/lib/settings-driver.py"
+
+for tool in /usr/lib/polkit-1/polkitd dbus-daemon dbus-run-session Xvfb import /usr/libexec/at-spi-bus-launcher /usr/bin/python3; do
+    [ -x "$tool" ] || command -v "$tool" >/dev/null 2>&1 || { fail "sandbox: $tool is installed (./scripts/deps)"; finish; }
+done
+/usr/bin/python3 -c 'import pyatspi' 2>/dev/null || { fail "sandbox: python3-pyatspi is installed (./scripts/deps)"; finish; }
+for b in biounlockd biounlock-settings; do
+    [ -x "$BUILD_DIR/$b" ] || { fail "a build of $b in $BUILD_DIR (./scripts/build)"; finish; }
+done
+SANDBOX_WATCHED+=(/usr/share/dbus-1 /etc/dbus-1)
+callers_host_before
+trap 'sandbox_destroy' EXIT
+trap 'exit 130' INT TERM HUP
+callers_setup
+sandbox_add_user "$USER_" "$USER_UID" "$USER_PW"
+sandbox_write_config
+
+# scenario NAME: one run of the app (Xvfb, a session bus, the driver's SCENARIO) against the
+# service; the driver's results and screenshots end up in out/NAME/.
+# shellcheck disable=SC2016
+in_sandbox '
+    source "$SERVICE_LIB"
+    o="$SANDBOX_DIR/out"
+    service_start >"$o/start.log" 2>&1 || exit 1
+    uid=$(id -u "$1")
+    # The user s session: a runtime directory and a home of their own, and a directory the
+    # driver (running as the user) writes to; /run is the sandbox s own tmpfs.
+    install -d -m 0700 -o "$uid" -g "$uid" "/run/user/$uid" /run/tmp/home /run/tmp/refuse
+    timeout -k 5 120 unshare --net bash -c "
+        Xvfb -displayfd 7 -nolisten tcp -nolisten unix -noreset -screen 0 640x720x24 7>\"$o/display\" 2>\"$o/xvfb.log\" &
+        for _ in \$(seq 200); do [ -s \"$o/display\" ] && break; sleep 0.05; done
+        [ -s \"$o/display\" ] || { echo \"Xvfb did not start\" >\"$o/xvfb.result\"; exit 1; }
+        echo ok >\"$o/xvfb.result\"
+        cd / && setpriv --reuid=$uid --regid=$uid --clear-groups env -i PATH=/usr/bin:/bin HOME=/run/tmp/home USER=$1 LOGNAME=$1 \
+            XDG_RUNTIME_DIR=/run/user/$uid DISPLAY=:\$(cat \"$o/display\") LANG=C.UTF-8 GSK_RENDERER=cairo GDK_BACKEND=x11 \
+            dbus-run-session -- /usr/bin/python3 \"$SETTINGS_DRIVER\" /run/tmp/refuse refuse \"$SANDBOX_BUILD/biounlock-settings\" \
+            >\"$o/refuse.log\" 2>&1
+        echo \$? >\"$o/refuse.rc\"
+    "
+    mkdir -p "$o/refuse" && cp -r /run/tmp/refuse/. "$o/refuse/"
+    # What the service kept: nothing changed by a refusal.
+    bio status --json >"$o/after.status.json" 2>&1
+    bio log --json --limit 1000 >"$o/after.events.json" 2>&1
+' "$USER_"
+
+r="$out/refuse/driver.results"
+logs=("$out/refuse.log" "$r" "$out/refuse/app.err" "$out/start.log" "$out/svc/dbus.log")
+result() { grep -qx "ok $1" "$r" 2>/dev/null; }
+check "X: Xvfb started in a network namespace of its own" grep -qx ok "$out/xvfb.result" -- "$out/xvfb.log"
+check "app: the window appears with its toggle, found through AT-SPI by role and name (check box 'Fingerprint Unlock')" result toggle-found -- "${logs[@]}"
+check "app: biounlockd's status arrives (asynchronously) and the toggle becomes usable" result status-shown -- "${logs[@]}"
+check "app: the toggle is off by default" result toggle-off-by-default -- "${logs[@]}"
+check "app: the fingers group says no finger is enrolled" result fingers-none-shown -- "${logs[@]}"
+check "app: the process maps neither libfprint nor SQLite (a client of biounlockd only)" result no-store-no-reader -- "${logs[@]}"
+check "toggle on with nothing enrolled: refused, with an 'Add a Finger' button that fixes it" result refused-fix-offered -- "${logs[@]}" "$out/refuse/refused.tree"
+check "toggle on with nothing enrolled: the row says why (no finger is enrolled yet)" result refused-says-why -- "${logs[@]}" "$out/refuse/refused.tree"
+check "toggle on with no passcode: a 'Set a PIN' button too" result refused-pin-fix-offered -- "${logs[@]}" "$out/refuse/refused.tree"
+check "toggle on refused: the switch goes back off and can be used again" result refused-toggle-stays-off -- "${logs[@]}" "$out/refuse/refused.tree"
+check "the app is still running after the refusal" result app-still-running -- "${logs[@]}"
+check "a screenshot of the refusal was taken" result screenshot-refused -- "${logs[@]}" "$out/refuse/refused.import.err"
+check "nothing failed in the driver" eval '! grep -q "^fail" "$r"' -- "$r"
+check "the service changed nothing: biometric unlock is still off for $USER_" \
+    eval '[ "$(user_field after "$USER_" enabled)" != true ]' -- "$out/after.status.json"
+check "the refusal left no change in the audit log (CheckEnable reads only)" \
+    eval '[ "$(events_of after "$USER_" biounlockd)" = 0 ]' -- "$out/after.events.json"
+
+check "as root the app refuses to start (it manages the user's own account; root has the CLI)" \
+    eval '! env -i PATH=/usr/bin:/bin LANG=C "$BUILD_DIR/biounlock-settings" >"$out/root.txt" 2>&1 && grep -q "does not run as root" "$out/root.txt"' -- "$out/root.txt"
+
+mkdir -p "$BUILD_DIR/screenshots"
+cp "$out/refuse/refused.png" "$BUILD_DIR/screenshots/settings-refused.png" 2>/dev/null
+callers_host_after
+finish
