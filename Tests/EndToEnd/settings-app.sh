@@ -27,7 +27,8 @@ USER_=bssettings USER_UID=4361 USER_PW='settings-unix-Pw-5'
 export SERVICE_ACTIVE_LOCAL="$USER_" SERVICE_IDLE=30
 export SETTINGS_DRIVER="$here/lib/settings-driver.py"
 
-for tool in /usr/lib/polkit-1/polkitd dbus-daemon dbus-run-session Xvfb import /usr/libexec/at-spi-bus-launcher /usr/bin/python3; do
+for tool in /usr/lib/polkit-1/polkitd dbus-daemon dbus-run-session Xvfb import /usr/libexec/at-spi-bus-launcher /usr/bin/python3 \
+    desktop-file-validate appstreamcli; do
     [ -x "$tool" ] || command -v "$tool" >/dev/null 2>&1 || { fail "sandbox: $tool is installed (./scripts/deps)"; finish; }
 done
 /usr/bin/python3 -c 'import pyatspi' 2>/dev/null || { fail "sandbox: python3-pyatspi is installed (./scripts/deps)"; finish; }
@@ -90,6 +91,18 @@ check "the service changed nothing: biometric unlock is still off for $USER_" \
     eval '[ "$(user_field after "$USER_" enabled)" != true ]' -- "$out/after.status.json"
 check "the refusal left no change in the audit log (CheckEnable reads only)" \
     eval '[ "$(events_of after "$USER_" biounlockd)" = 0 ]' -- "$out/after.events.json"
+
+# The app's data files, as distributions check them.
+check "data: the .desktop file passes desktop-file-validate (Settings category; keywords fingerprint, PIN, unlock)" \
+    eval 'desktop-file-validate "$repo/data/applications/org.biounlock.Settings.desktop" >"$out/desktop.txt" 2>&1 &&
+          grep -qx "Categories=GTK;Settings;Security;" "$repo/data/applications/org.biounlock.Settings.desktop" &&
+          grep -q "^Keywords=fingerprint;PIN;unlock;" "$repo/data/applications/org.biounlock.Settings.desktop"' -- "$out/desktop.txt"
+check "data: the AppStream metainfo passes appstreamcli validate --no-net" \
+    eval 'appstreamcli validate --no-net "$repo/data/metainfo/org.biounlock.Settings.metainfo.xml" >"$out/metainfo.txt" 2>&1' -- "$out/metainfo.txt"
+check "data: the icon is an SVG that GdkPixbuf renders" \
+    /usr/bin/python3 -c 'import gi, sys; gi.require_version("GdkPixbuf", "2.0"); from gi.repository import GdkPixbuf
+p = GdkPixbuf.Pixbuf.new_from_file_at_size(sys.argv[1], 128, 128); sys.exit(0 if p.get_width() == 128 else 1)' \
+    "$repo/data/icons/hicolor/scalable/apps/org.biounlock.Settings.svg"
 
 check "as root the app refuses to start (it manages the user's own account; root has the CLI)" \
     eval '! env -i PATH=/usr/bin:/bin LANG=C "$BUILD_DIR/biounlock-settings" >"$out/root.txt" 2>&1 && grep -q "does not run as root" "$out/root.txt"' -- "$out/root.txt"
