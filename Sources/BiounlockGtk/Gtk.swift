@@ -102,6 +102,31 @@ public final class Box: Widget {
     public func append(_ child: Widget) { gtk_box_append(g.typed(), child.widget) }
 }
 
+/// GtkPasswordEntry: GTK keeps its text in non-pageable memory and clears it when freed; the
+/// app reads it once (`withText`) and clears it at once.
+public final class PasswordEntry: Widget {
+    public init(placeholder: String) {
+        super.init(GPointer(gtk_password_entry_new()))
+        // Kept alive for the rest of the process (a few hundred bytes per dialog): GTK 4.8's
+        // password entry leaves its caps-lock handler on the keyboard after the entry is freed,
+        // and the next caps-lock notification would reach freed memory (seen in
+        // Tests/EndToEnd/settings-app.sh: "invalid unclassed pointer in cast to 'GtkPasswordEntry'").
+        _ = g_object_ref_sink(g.raw)
+        gtk_password_entry_set_show_peek_icon(g.opaque, 1)
+        biounlock_gtk_set_string(g.raw, "placeholder-text", placeholder)
+        // Enter in the field answers the dialog's default response.
+        biounlock_gtk_set_bool(g.raw, "activates-default", 1)
+    }
+    /// The text's bytes (UTF-8, no NUL), for the time of `body`.
+    public func withText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard let text = gtk_editable_get_text(g.opaque) else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        var n = 0
+        while text[n] != 0 { n += 1 }
+        return body(UnsafeRawBufferPointer(start: UnsafeRawPointer(text), count: n))
+    }
+    public func clear() { gtk_editable_set_text(g.opaque, "") }
+}
+
 // MARK: libadwaita
 
 public final class PreferencesPage: Widget {
@@ -166,6 +191,29 @@ public final class ApplicationWindow: Widget {
     public func present() { gtk_window_present(g.typed()) }
 }
 
+/// AdwMessageDialog: a heading, a text, an optional child (the password fields), and buttons
+/// (responses); the dialog closes itself after a response.
+public final class MessageDialog: Widget {
+    public init(parent: ApplicationWindow, heading: String, body: String) {
+        super.init(GPointer(adw_message_dialog_new(parent.g.typed(), heading, body)))
+        gtk_window_set_modal(g.typed(), 1)
+        gtk_window_set_title(g.typed(), heading)
+    }
+    /// A button; `suggested` colours it as the dialog's main action (and makes it the default).
+    public func addResponse(_ id: String, _ label: String, suggested: Bool = false) {
+        adw_message_dialog_add_response(g.typed(), id, label)
+        if suggested {
+            adw_message_dialog_set_response_appearance(g.typed(), id, ADW_RESPONSE_SUGGESTED)
+            adw_message_dialog_set_default_response(g.typed(), id)
+        }
+    }
+    /// The response Escape (and closing the window) gives.
+    public func setCloseResponse(_ id: String) { adw_message_dialog_set_close_response(g.typed(), id) }
+    public func setExtraChild(_ w: Widget) { adw_message_dialog_set_extra_child(g.typed(), w.widget) }
+    public func onResponse(_ body: @escaping (String) -> Void) { Signals.connectString(g, "response", body) }
+    public func present() { gtk_window_present(g.typed()) }
+}
+
 /// AdwApplication: one instance per session (GApplication's uniqueness on the session bus).
 public final class Application {
     let g: GPointer
@@ -202,6 +250,17 @@ public enum Signals {
         let trampoline: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
             guard let data, let box = Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? Box<() -> Void> else { return }
             box.body()
+        }
+        return UInt(biounlock_gtk_connect(instance.raw, signal, unsafeBitCast(trampoline, to: GCallback.self), data, release))
+    }
+
+    /// A signal with a string argument (AdwMessageDialog::response).
+    @discardableResult
+    public static func connectString(_ instance: GPointer, _ signal: String, _ body: @escaping (String) -> Void) -> UInt {
+        let data = Unmanaged.passRetained(Box(body) as AnyObject).toOpaque()
+        let trampoline: @convention(c) (gpointer?, UnsafePointer<CChar>?, gpointer?) -> Void = { _, text, data in
+            guard let data, let box = Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? Box<(String) -> Void> else { return }
+            box.body(text.map { String(cString: $0) } ?? "")
         }
         return UInt(biounlock_gtk_connect(instance.raw, signal, unsafeBitCast(trampoline, to: GCallback.self), data, release))
     }

@@ -26,4 +26,8 @@ static inline void biounlock_gtk_accessible_description(GtkWidget *widget, const
 static inline void biounlock_gtk_set_string(gpointer object, const char *property, const char *value) {
     g_object_set(object, property, value, NULL);
 }
+/// ... and one boolean property.
+static inline void biounlock_gtk_set_bool(gpointer object, const char *property, gboolean value) {
+    g_object_set(object, property, value, NULL);
+}
 #endif

@@ -187,7 +187,9 @@ final class SettingsWindow {
                     self.setBusy(false)
                     self.refuse(missing)
                 } else {
-                    self.enable()
+                    // Nothing missing: the change itself needs a fresh proof of who is typing.
+                    self.withProof(heading: L("Turn On Fingerprint Unlock"), then: { self.enable() },
+                                   otherwise: { self.setBusy(false); self.toggle.settle(false) })
                 }
             }
         }
@@ -228,7 +230,6 @@ final class SettingsWindow {
             let icon = Image(icon: "dialog-warning-symbolic")
             icon.accessibleName(L("Warning"))
             row.addPrefix(icon)
-            row.accessibleName(text)
             if let fix {
                 let button = Button(label: fix.label)
                 button.centreVertically()
@@ -243,19 +244,138 @@ final class SettingsWindow {
         }
     }
 
+    /// After a fix: what is still missing, said again (nothing changes).
+    func recheckMissing() {
+        guard let bus, !missingRows.isEmpty else { return }
+        bus.callManagerAsync(.checkEnable, [.string(""), .string("")]) { [weak self] result in
+            guard let self, case .success(let values) = result else { return }
+            let missing = SettingsWindow.pairs(values.first)
+            if missing.isEmpty { self.clearMissing() } else { self.refuse(missing) }
+        }
+    }
+
     func clearMissing() {
         for row in missingRows { unlockGroup.remove(row) }
         missingRows = []
     }
 
-    /// A fix button: this first slice of the app shows where the fix lives (enrolment and
-    /// setting a passcode from the window come next); for now it names the command.
+    /// A fix button. Setting a PIN is done here; enrolling a finger from the window is not
+    /// written yet, so that button names the command that does it.
     func fix(_ fix: Texts.Fix) {
         switch fix {
         case .addFinger:
             toasts.toast(L("Enrol a finger with: {command}", ["command": "biounlock enrol --finger right-index"]), seconds: 10)
         case .setPasscode:
-            toasts.toast(L("Set a PIN with: {command}", ["command": "biounlock passcode set --kind pin"]), seconds: 10)
+            setPINDialog()
+        }
+    }
+
+    // MARK: the proof and the PIN
+
+    /// A socket carrying `secret`, its writing side shut: the descriptor to send (the service
+    /// reads the secret from it, never from a message argument).
+    static func carrying(_ secret: Secret) -> OwnedDescriptor? {
+        do throws(Errno) {
+            let pair = try FileDescriptor.localStreamPair()
+            var bytes = secret.withBytes { Array($0) }
+            defer { wipe(&bytes) }
+            try pair.second.descriptor.writeAll(bytes)
+            return OwnedDescriptor(taking: pair.releaseFirst())
+        } catch {
+            return nil
+        }
+    }
+
+    /// What an entry holds, as a Secret; the entry is cleared.
+    static func take(_ entry: PasswordEntry) -> Secret? {
+        let secret = entry.withText { Secret(copying: $0.baseAddress, count: $0.count) }
+        entry.clear()
+        return secret
+    }
+
+    /// Asks for the Unix password (or the current biometric unlock passcode; never a finger),
+    /// unless the service still holds a proof for this connection, then calls `then`.
+    func withProof(heading: String, then: @escaping () -> Void, otherwise: @escaping () -> Void) {
+        if let status, status.authenticatedFor > 10 { then(); return }
+        let password = PasswordEntry(placeholder: L("Your password"))
+        password.accessibleName(L("Your password"))
+        let dialog = MessageDialog(parent: window, heading: heading,
+                                   body: L("Type your password (or your biometric unlock passcode) to confirm that it is you."))
+        dialog.setExtraChild(password)
+        dialog.addResponse("cancel", L("Cancel"))
+        dialog.addResponse("confirm", L("Confirm"), suggested: true)
+        dialog.setCloseResponse("cancel")
+        dialog.onResponse { [weak self] response in
+            guard let self else { return }
+            let secret = SettingsWindow.take(password)
+            guard response == "confirm", let secret, !secret.isEmpty else { otherwise(); return }
+            self.authenticate(secret, then: then, otherwise: otherwise)
+        }
+        dialog.present()
+        password.grabFocus()
+    }
+
+    func authenticate(_ secret: Secret, then: @escaping () -> Void, otherwise: @escaping () -> Void) {
+        guard let bus, let fd = SettingsWindow.carrying(secret) else { otherwise(); return }
+        bus.callManagerAsync(.authenticate, [.handle(0)], descriptors: [fd.descriptor], timeoutMilliseconds: 60_000) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success: then()
+            case .failure(let e):
+                self.toasts.toast(Texts.error(e))
+                otherwise()
+            }
+        }
+    }
+
+    /// Set a PIN: the password first (as passwd asks), then the new PIN twice.
+    func setPINDialog() {
+        let password = PasswordEntry(placeholder: L("Your password"))
+        password.accessibleName(L("Your password"))
+        let pin = PasswordEntry(placeholder: L("New PIN"))
+        pin.accessibleName(L("New PIN"))
+        let again = PasswordEntry(placeholder: L("New PIN again"))
+        again.accessibleName(L("New PIN again"))
+        let fields = Box(vertical: true, spacing: 6)
+        fields.append(password)
+        fields.append(pin)
+        fields.append(again)
+        let dialog = MessageDialog(parent: window, heading: L("Set a PIN"),
+                                   body: L("Your password first, then the new PIN twice. The PIN is asked for when the reader cannot be used."))
+        dialog.setExtraChild(fields)
+        dialog.addResponse("cancel", L("Cancel"))
+        dialog.addResponse("set", L("Set PIN"), suggested: true)
+        dialog.setCloseResponse("cancel")
+        dialog.onResponse { [weak self] response in
+            guard let self else { return }
+            let secrets = (SettingsWindow.take(password), SettingsWindow.take(pin), SettingsWindow.take(again))
+            guard response == "set", let proof = secrets.0, let first = secrets.1, let second = secrets.2 else { return }
+            guard !first.isEmpty, first.constantTimeEquals(second) else {
+                self.toasts.toast(L("The two PINs are not the same; nothing was changed."))
+                return
+            }
+            self.authenticate(proof, then: { self.setPasscode(first) }, otherwise: {})
+        }
+        dialog.present()
+        password.grabFocus()
+    }
+
+    func setPasscode(_ pin: Secret) {
+        guard let bus, let fd = SettingsWindow.carrying(pin) else { return }
+        bus.callManagerAsync(.setPasscode, [.string(""), .string("pin"), .handle(0)], descriptors: [fd.descriptor]) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success:
+                self.toasts.toast(L("PIN set."))
+                self.refresh()
+                self.recheckMissing()
+            case .failure(let e):
+                if e.managerError == .invalidPasscode {
+                    self.toasts.toast(L("PIN not set: {problem}", ["problem": e.message]))
+                } else {
+                    self.toasts.toast(Texts.error(e))
+                }
+            }
         }
     }
 

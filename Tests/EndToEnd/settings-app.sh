@@ -23,7 +23,7 @@ source "$here/lib/callers.bash"
 # shellcheck source=lib/service.bash
 source "$here/lib/service.bash"
 
-USER_=bssettings USER_UID=4361 USER_PW='settings-unix-Pw-5'
+USER_=bssettings USER_UID=4361 USER_PW='settings-unix-Pw-5' USER_PIN=5731
 export SERVICE_ACTIVE_LOCAL="$USER_" SERVICE_IDLE=30
 export SETTINGS_DRIVER="$here/lib/settings-driver.py"
 
@@ -43,38 +43,48 @@ callers_setup
 sandbox_add_user "$USER_" "$USER_UID" "$USER_PW"
 sandbox_write_config
 
-# scenario NAME: one run of the app (Xvfb, a session bus, the driver's SCENARIO) against the
-# service; the driver's results and screenshots end up in out/NAME/.
+# One namespace, one system bus, one polkitd and one biounlockd for every scenario; each
+# scenario is one run of the app under a fresh Xvfb (in a network namespace of its own) and a
+# fresh session bus, and leaves out/NAME/ (the driver's results, trees, screenshots).
 # shellcheck disable=SC2016
 in_sandbox '
     source "$SERVICE_LIB"
     o="$SANDBOX_DIR/out"
     service_start >"$o/start.log" 2>&1 || exit 1
     uid=$(id -u "$1")
-    # The user s session: a runtime directory and a home of their own, and a directory the
-    # driver (running as the user) writes to; /run is the sandbox s own tmpfs.
-    install -d -m 0700 -o "$uid" -g "$uid" "/run/user/$uid" /run/tmp/home /run/tmp/refuse
-    timeout -k 5 120 unshare --net bash -c "
-        Xvfb -displayfd 7 -nolisten tcp -nolisten unix -noreset -screen 0 640x720x24 7>\"$o/display\" 2>\"$o/xvfb.log\" &
-        for _ in \$(seq 200); do [ -s \"$o/display\" ] && break; sleep 0.05; done
-        [ -s \"$o/display\" ] || { echo \"Xvfb did not start\" >\"$o/xvfb.result\"; exit 1; }
-        echo ok >\"$o/xvfb.result\"
-        cd / && setpriv --reuid=$uid --regid=$uid --clear-groups env -i PATH=/usr/bin:/bin HOME=/run/tmp/home USER=$1 LOGNAME=$1 \
-            XDG_RUNTIME_DIR=/run/user/$uid DISPLAY=:\$(cat \"$o/display\") LANG=C.UTF-8 GSK_RENDERER=cairo GDK_BACKEND=x11 \
-            dbus-run-session -- /usr/bin/python3 \"$SETTINGS_DRIVER\" /run/tmp/refuse refuse \"$SANDBOX_BUILD/biounlock-settings\" \
-            >\"$o/refuse.log\" 2>&1
-        echo \$? >\"$o/refuse.rc\"
-    "
-    mkdir -p "$o/refuse" && cp -r /run/tmp/refuse/. "$o/refuse/"
+    # The user s session: a runtime directory and a home of their own; /run is the sandbox s own tmpfs.
+    install -d -m 0700 -o "$uid" -g "$uid" "/run/user/$uid" /run/tmp/home
+    scenario() {   # NAME: the driver s scenario NAME, its files in out/NAME/
+        install -d -m 0700 -o "$uid" -g "$uid" "/run/tmp/$1"
+        DRIVER_PASSWORD="$2" DRIVER_PIN="$3" timeout -k 5 120 unshare --net bash -c '"'"'
+            name=$1 uid=$2 user=$3 o=$4
+            Xvfb -displayfd 7 -nolisten tcp -nolisten unix -noreset -screen 0 640x720x24 7>"$o/$name.display" 2>"$o/$name.xvfb.log" &
+            for _ in $(seq 200); do [ -s "$o/$name.display" ] && break; sleep 0.05; done
+            [ -s "$o/$name.display" ] || { echo "Xvfb did not start" >"$o/$name.xvfb"; exit 1; }
+            echo ok >"$o/$name.xvfb"
+            cd / && setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH=/usr/bin:/bin HOME=/run/tmp/home USER="$user" LOGNAME="$user" \
+                XDG_RUNTIME_DIR="/run/user/$uid" DISPLAY=":$(cat "$o/$name.display")" LANG=C.UTF-8 GSK_RENDERER=cairo GDK_BACKEND=x11 \
+                DRIVER_PASSWORD="$DRIVER_PASSWORD" DRIVER_PIN="$DRIVER_PIN" \
+                dbus-run-session -- /usr/bin/python3 "$SETTINGS_DRIVER" "/run/tmp/$name" "$name" "$SANDBOX_BUILD/biounlock-settings" >"$o/$name.log" 2>&1
+        '"'"' x "$1" "$uid" "$USER_NAME" "$o"
+        mkdir -p "$o/$1" && cp -r "/run/tmp/$1/." "$o/$1/"
+    }
+    USER_NAME=$1
+    # Nothing enrolled, no passcode: the toggle refuses and offers the fixes.
+    scenario refuse
     # What the service kept: nothing changed by a refusal.
-    bio status --json >"$o/after.status.json" 2>&1
-    bio log --json --limit 1000 >"$o/after.events.json" 2>&1
-' "$USER_"
+    bio status --json >"$o/after-refuse.status.json" 2>&1
+    bio log --json --limit 1000 >"$o/after-refuse.events.json" 2>&1
+    # The fix for the missing passcode, from the window: the password, then the PIN twice.
+    scenario pin "$2" "$3"
+    bio status --json >"$o/after-pin.status.json" 2>&1
+    bio log --json --limit 1000 >"$o/after-pin.events.json" 2>&1
+' "$USER_" "$USER_PW" "$USER_PIN"
 
 r="$out/refuse/driver.results"
 logs=("$out/refuse.log" "$r" "$out/refuse/app.err" "$out/start.log" "$out/svc/dbus.log")
 result() { grep -qx "ok $1" "$r" 2>/dev/null; }
-check "X: Xvfb started in a network namespace of its own" grep -qx ok "$out/xvfb.result" -- "$out/xvfb.log"
+check "X: Xvfb started in a network namespace of its own" grep -qx ok "$out/refuse.xvfb" -- "$out/refuse.xvfb.log"
 check "app: the window appears with its toggle, found through AT-SPI by role and name (check box 'Fingerprint Unlock')" result toggle-found -- "${logs[@]}"
 check "app: biounlockd's status arrives (asynchronously) and the toggle becomes usable" result status-shown -- "${logs[@]}"
 check "app: the toggle is off by default" result toggle-off-by-default -- "${logs[@]}"
@@ -87,10 +97,26 @@ check "toggle on refused: the switch goes back off and can be used again" result
 check "the app is still running after the refusal" result app-still-running -- "${logs[@]}"
 check "a screenshot of the refusal was taken" result screenshot-refused -- "${logs[@]}" "$out/refuse/refused.import.err"
 check "nothing failed in the driver" eval '! grep -q "^fail" "$r"' -- "$r"
-check "the service changed nothing: biometric unlock is still off for $USER_" \
-    eval '[ "$(user_field after "$USER_" enabled)" != true ]' -- "$out/after.status.json"
+check "the service changed nothing: no record was written for $USER_ (biometric unlock stays off)" \
+    eval '[ "$(user_field after-refuse "$USER_" enabled)" = null ] && grep -q "\"users\": \[\]" "$out/after-refuse.status.json"' -- "$out/after-refuse.status.json"
 check "the refusal left no change in the audit log (CheckEnable reads only)" \
-    eval '[ "$(events_of after "$USER_" biounlockd)" = 0 ]' -- "$out/after.events.json"
+    eval '[ "$(events_of after-refuse "$USER_" biounlockd)" = 0 ]' -- "$out/after-refuse.events.json"
+
+p="$out/pin/driver.results"
+plogs=("$out/pin.log" "$p" "$out/pin/app.err" "$out/svc/dbus.log")
+presult() { grep -qx "ok $1" "$p" 2>/dev/null; }
+check "Set a PIN: the button opens a dialog with three named password fields (your password, the new PIN, again)" presult pin-dialog-fields -- "${plogs[@]}" "$out/pin/pin-dialog.tree"
+check "Set a PIN: typed through AT-SPI, confirmed; the passcode row then says PIN" presult pin-set-shown -- "${plogs[@]}" "$out/pin/pin-set.tree"
+check "Set a PIN: the missing passcode is no longer said; the missing finger still is, with its button" presult pin-fix-gone-finger-fix-stays -- "${plogs[@]}" "$out/pin/pin-set.tree"
+check "Set a PIN: nothing failed in the driver" eval '! grep -q "^fail" "$p" && grep -q "^ok screenshot-pin-set" "$p"' -- "$p"
+check "Set a PIN: no GLib or GTK critical or warning on the app's stderr (GTK 4.8's password entry outlives its dialog)" \
+    eval '[ -f "$out/pin/app.err" ] && ! grep -qE "CRITICAL|WARNING|invalid unclassed" "$out/pin/app.err" "$out/refuse/app.err"' -- "$out/pin/app.err" "$out/refuse/app.err"
+check "Set a PIN: the service stored a PIN for $USER_ (status: passcode pin)" \
+    eval '[ "$(user_field after-pin "$USER_" passcode)" = "\"pin\"" ]' -- "$out/after-pin.status.json"
+check "Set a PIN: with its audit row (service biounlockd)" \
+    eval '[ "$(events_of after-pin "$USER_" biounlockd)" -ge 1 ]' -- "$out/after-pin.events.json"
+check "Set a PIN: still no finger and biometric unlock still off" \
+    eval '[ "$(user_field after-pin "$USER_" enabled)" = false ] && [ "$(user_field after-pin "$USER_" fingers)" = "[]" ]' -- "$out/after-pin.status.json"
 
 # The app's data files, as distributions check them.
 check "data: the .desktop file passes desktop-file-validate (Settings category; keywords fingerprint, PIN, unlock)" \
@@ -109,5 +135,7 @@ check "as root the app refuses to start (it manages the user's own account; root
 
 mkdir -p "$BUILD_DIR/screenshots"
 cp "$out/refuse/refused.png" "$BUILD_DIR/screenshots/settings-refused.png" 2>/dev/null
+cp "$out/pin/pin-dialog.png" "$BUILD_DIR/screenshots/settings-pin-dialog.png" 2>/dev/null
+cp "$out/pin/pin-set.png" "$BUILD_DIR/screenshots/settings-pin-set.png" 2>/dev/null
 callers_host_after
 finish

@@ -16,8 +16,11 @@ import sys
 import time
 
 import pyatspi
+from gi.repository import Atspi
 
 out, scenario, app = sys.argv[1], sys.argv[2], sys.argv[3:]
+# What the scenarios type (the test user's Unix password and the PIN it sets), from the environment.
+password, pin = os.environ.get("DRIVER_PASSWORD", ""), os.environ.get("DRIVER_PIN", "")
 results = open(os.path.join(out, "driver.results"), "w", buffering=1)
 
 
@@ -113,6 +116,20 @@ def act(acc, names=("activate", "click", "toggle", "press")):
     raise RuntimeError("no action among %s" % available)
 
 
+def type_into(acc, text):
+    """Text into a field, as keys through AT-SPI's device controller (XTest): GTK 4.8 has
+    neither AT-SPI's EditableText nor a working grabFocus, so focus moves with Tab, as a
+    person's does, until the field has it."""
+    for _ in range(6):
+        if wait_for("focus on " + acc.name, lambda: state(acc, pyatspi.STATE_FOCUSED), seconds=1):
+            break
+        Atspi.generate_keyboard_event(0xff09, None, Atspi.KeySynthType.SYM)   # Tab
+    Atspi.generate_keyboard_event(0, text, Atspi.KeySynthType.STRING)
+    # The characters reached the field once its text has that length.
+    typed = wait_for("the typed text", lambda: acc.queryText().characterCount == len(text), seconds=5)
+    note(typed is not None, "typed-into-" + acc.name.split(" ")[0].lower() + "-" + str(len(text)), "the field did not get the text")
+
+
 def snapshot(name):
     with open(os.path.join(out, name + ".tree"), "w") as f:
         for acc in walk(application()):
@@ -139,17 +156,34 @@ try:
     nofinger = wait_for("the no-fingers row", named("list item", "No fingers enrolled", exact=False), seconds=5)
     note(nofinger is not None, "fingers-none-shown", "no 'No fingers enrolled' row")
 
-    if scenario == "refuse":
+    if scenario in ("refuse", "pin"):
         act(toggle)
         fix = wait_for("the fix button", named("push button", "Add a Finger"))
         note(fix is not None, "refused-fix-offered", "no 'Add a Finger' button after turning the toggle on")
         why = wait_for("the reason", named("list item", "No finger is enrolled yet", exact=False), seconds=5)
         note(why is not None, "refused-says-why", "no row saying no finger is enrolled")
-        pin = wait_for("the PIN fix", named("push button", "Set a PIN"), seconds=5)
-        note(pin is not None, "refused-pin-fix-offered", "no 'Set a PIN' button (no passcode is set either)")
+        pinfix = wait_for("the PIN fix", named("push button", "Set a PIN"), seconds=5)
+        note(pinfix is not None, "refused-pin-fix-offered", "no 'Set a PIN' button (no passcode is set either)")
         off = wait_for("the toggle back off", lambda: (not state(toggle, pyatspi.STATE_CHECKED)) and state(toggle, pyatspi.STATE_SENSITIVE) and toggle, seconds=5)
         note(off is not None, "refused-toggle-stays-off", "the toggle is still on (or not usable) after the refusal")
         snapshot("refused")
+    if scenario == "pin":
+        # The fix offered for the missing passcode: Set a PIN, the password first, the PIN twice.
+        act(wait_for("the Set a PIN button", named("push button", "Set a PIN")))
+        fields = {}
+        for name in ("Your password", "New PIN", "New PIN again"):
+            fields[name] = wait_for("the field " + name, named("password text", name), seconds=10)
+        note(all(fields.values()), "pin-dialog-fields", "missing fields: %s" % [n for n, f in fields.items() if not f])
+        snapshot("pin-dialog")
+        for name, text in (("Your password", password), ("New PIN", pin), ("New PIN again", pin)):
+            type_into(fields[name], text)
+        # (GTK 4.8 names a dialog's buttons twice: "Set PIN Set PIN".)
+        act(wait_for("the Set PIN button", named("push button", "Set PIN", exact=False)))
+        shown = wait_for("the passcode row saying PIN", named("label", "PIN"), seconds=20)
+        note(shown is not None, "pin-set-shown", "the passcode row does not say PIN")
+        gone = wait_for("the PIN fix gone", lambda: named("push button", "Set a PIN")() is None and named("push button", "Add a Finger")() and True, seconds=20)
+        note(gone is not None, "pin-fix-gone-finger-fix-stays", "after the PIN: 'Set a PIN' still offered, or 'Add a Finger' gone")
+        snapshot("pin-set")
     note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
 finally:
     if proc.poll() is None:
