@@ -137,6 +137,14 @@ public final class BusConnection: @unchecked Sendable {
     public func callManagerAsync(_ method: ManagerAPI.Method, _ arguments: [BusValue] = [], descriptors: [FileDescriptor] = [],
                                  timeoutMilliseconds: Int32 = 120_000, interactive: Bool = false,
                                  _ completion: @escaping (Result<[BusValue], BusError>) -> Void) {
+        callAsync(ManagerAPI.busName, ManagerAPI.objectPath, ManagerAPI.interface, method.rawValue, arguments, descriptors: descriptors,
+                  timeoutMilliseconds: timeoutMilliseconds, interactive: interactive, completion)
+    }
+
+    /// Any method call, without waiting (as callManagerAsync).
+    public func callAsync(_ destination: String, _ path: String, _ interface: String, _ method: String,
+                          _ arguments: [BusValue] = [], descriptors: [FileDescriptor] = [], timeoutMilliseconds: Int32 = -1,
+                          interactive: Bool = false, _ completion: @escaping (Result<[BusValue], BusError>) -> Void) {
         let parameters = Variants.make(.tuple(arguments))
         var fdList: UnsafeMutablePointer<GUnixFDList>?
         if !descriptors.isEmpty {
@@ -156,7 +164,7 @@ public final class BusConnection: @unchecked Sendable {
         var flags = G_DBUS_CALL_FLAGS_NONE.rawValue
         if interactive { flags |= G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION.rawValue }
         let data = Unmanaged.passRetained(Reply(self, completion)).toOpaque()
-        g_dbus_connection_call_with_unix_fd_list(pointer, ManagerAPI.busName, ManagerAPI.objectPath, ManagerAPI.interface, method.rawValue,
+        g_dbus_connection_call_with_unix_fd_list(pointer, destination, path, interface, method,
                                                  parameters, nil, GDBusCallFlags(rawValue: flags), timeoutMilliseconds, fdList, nil, { _, result, data in
             guard let data else { return }
             let reply = Unmanaged<Reply>.fromOpaque(data).takeRetainedValue()

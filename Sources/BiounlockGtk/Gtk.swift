@@ -61,6 +61,15 @@ public final class Image: Widget {
     public init(icon: String) { super.init(GPointer(gtk_image_new_from_icon_name(icon))) }
 }
 
+/// GtkProgressBar (AT-SPI: a progress bar with its value).
+public final class ProgressBar: Widget {
+    public init() { super.init(GPointer(gtk_progress_bar_new())) }
+    public var fraction: Double {
+        get { gtk_progress_bar_get_fraction(g.opaque) }
+        set { gtk_progress_bar_set_fraction(g.opaque, newValue) }
+    }
+}
+
 public final class Spinner: Widget {
     public init() { super.init(GPointer(gtk_spinner_new())) }
     public var spinning: Bool {
@@ -211,6 +220,9 @@ public final class MessageDialog: Widget {
     public func setCloseResponse(_ id: String) { adw_message_dialog_set_close_response(g.typed(), id) }
     public func setExtraChild(_ w: Widget) { adw_message_dialog_set_extra_child(g.typed(), w.widget) }
     public func onResponse(_ body: @escaping (String) -> Void) { Signals.connectString(g, "response", body) }
+    public func setResponseLabel(_ id: String, _ label: String) { adw_message_dialog_set_response_label(g.typed(), id, label) }
+    /// Closes it from the program (no response is emitted).
+    public func close() { gtk_window_destroy(g.typed()) }
     public func present() { gtk_window_present(g.typed()) }
 }
 

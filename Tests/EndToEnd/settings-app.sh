@@ -23,7 +23,7 @@ source "$here/lib/callers.bash"
 # shellcheck source=lib/service.bash
 source "$here/lib/service.bash"
 
-USER_=bssettings USER_UID=4361 USER_PW='settings-unix-Pw-5' USER_PIN=5731
+USER_=bssettings USER_UID=4361 USER_PW='settings-unix-Pw-5' USER_PIN=5731 USER_FINGER=bssettings-right-index
 export SERVICE_ACTIVE_LOCAL="$USER_" SERVICE_IDLE=30
 export SETTINGS_DRIVER="$here/lib/settings-driver.py"
 
@@ -79,7 +79,25 @@ in_sandbox '
     scenario pin "$2" "$3"
     bio status --json >"$o/after-pin.status.json" 2>&1
     bio log --json --limit 1000 >"$o/after-pin.events.json" 2>&1
-' "$USER_" "$USER_PW" "$USER_PIN"
+    # Add a Finger from the window, five simulated touches: two, then (once the driver saw
+    # "2 of 5" and says so) three more; then the toggle goes on.
+    install -d -m 0700 -o "$uid" -g "$uid" /run/tmp/enrol
+    ( SANDBOX_TOUCH_WAIT=40 sandbox_touch "$4" "$4" || exit 1
+      for _ in $(seq 800); do [ -e /run/tmp/enrol/continue ] && break; sleep 0.05; done
+      SANDBOX_TOUCH_WAIT=40 sandbox_touch "$4" "$4" "$4" ) >"$o/enrol.touch" 2>&1 &
+    finger=$!
+    scenario enrol "$2" "$3"
+    kill $finger 2>/dev/null; wait $finger; echo $? >"$o/enrol.touchrc"
+    bio status --json >"$o/after-enrol.status.json" 2>&1
+    # sudo then: the PIN first (the fingers changed since it was last typed), then the finger.
+    run() { local name=$1 input=$2; shift 2
+        printf "%b" "$input" >"$o/$name.in"
+        sandbox_as "$USER_NAME" "$@" <"$o/$name.in" >"$o/$name.out" 2>"$o/$name.err"; echo $? >"$o/$name.rc"; }
+    run sudo-pin "$3\n" /usr/bin/sudo -S -k id -u
+    SANDBOX_TOUCH_LOG="$o/sudo-touch.touch" sandbox_touch_bg "$4"
+    run sudo-touch "" /usr/bin/sudo -S -k id -u
+    sandbox_touch_end 3; echo $? >"$o/sudo-touch.touchrc"
+'  "$USER_" "$USER_PW" "$USER_PIN" "$USER_FINGER"
 
 r="$out/refuse/driver.results"
 logs=("$out/refuse.log" "$r" "$out/refuse/app.err" "$out/start.log" "$out/svc/dbus.log")
@@ -119,6 +137,29 @@ check "Set a PIN: still no finger and biometric unlock still off" \
     eval '[ "$(user_field after-pin "$USER_" enabled)" = false ] && [ "$(user_field after-pin "$USER_" fingers)" = "[]" ]' -- "$out/after-pin.status.json"
 
 # The app's data files, as distributions check them.
+e="$out/enrol/driver.results"
+elogs=("$out/enrol.log" "$e" "$out/enrol/app.err" "$out/enrol.touch")
+eresult() { grep -qx "ok $1" "$e" 2>/dev/null; }
+check "Add a Finger: with the PIN set, turning on is refused for the finger alone (only 'Add a Finger' offered)" eresult enrol-refused-finger-only -- "${elogs[@]}"
+check "Add a Finger: asks for the password first (a named password field)" eresult enrol-asks-password -- "${elogs[@]}"
+check "Add a Finger: an enrolment dialog with a progress bar named 'Enrolment progress'" eresult enrol-dialog -- "${elogs[@]}"
+check "Add a Finger: after two touches it says 'Touch 2 of 5 taken.' and the bar is at 40%" eresult enrol-progress-2-of-5 -- "${elogs[@]}" "$out/enrol/enrolling.tree"
+check "Add a Finger: after five, 'Right index finger enrolled.' and the bar is full" eresult enrol-done -- "${elogs[@]}" "$out/enrol/enrolled.tree"
+check "Add a Finger: the finger is listed, and nothing is said missing any more" \
+    eval 'eresult enrol-finger-listed && eresult enrol-fix-gone' -- "${elogs[@]}"
+check "the toggle turns on (no second password within the proof's minutes) and says On" eresult toggle-on -- "${elogs[@]}" "$out/enrol/on.tree"
+check "Add a Finger: nothing failed in the driver, no GLib/GTK warning" \
+    eval '! grep -q "^fail" "$e" && ! grep -qE "CRITICAL|WARNING" "$out/enrol/app.err"' -- "$e" "$out/enrol/app.err"
+check "Add a Finger: the service stored the right index finger and biometric unlock is on" \
+    eval '[ "$(user_field after-enrol "$USER_" enabled)" = true ] && grep -q "right-index-finger" "$out/after-enrol.status.json"' -- "$out/after-enrol.status.json"
+check "sudo then: the PIN first (the fingers changed since it was typed)" \
+    eval '[ "$(cat "$out/sudo-pin.rc")" = 0 ] && grep -qx 0 "$out/sudo-pin.out" && grep -q "^PIN required" "$out/sudo-pin.out"' \
+    -- "$out/sudo-pin.out" "$out/sudo-pin.err"
+check "sudo then: takes the finger the app enrolled (no password typed)" \
+    eval '[ "$(cat "$out/sudo-touch.rc")" = 0 ] && grep -qx 0 "$out/sudo-touch.out" && [ "$(cat "$out/sudo-touch.touchrc")" = 0 ] &&
+          grep -q "^Touch the fingerprint reader" "$out/sudo-touch.out" && [ ! -s "$out/sudo-touch.err" ]' \
+    -- "$out/sudo-touch.out" "$out/sudo-touch.err" "$out/sudo-touch.touch"
+
 check "data: the .desktop file passes desktop-file-validate (Settings category; keywords fingerprint, PIN, unlock)" \
     eval 'desktop-file-validate "$repo/data/applications/org.biounlock.Settings.desktop" >"$out/desktop.txt" 2>&1 &&
           grep -qx "Categories=GTK;Settings;Security;" "$repo/data/applications/org.biounlock.Settings.desktop" &&
@@ -137,5 +178,7 @@ mkdir -p "$BUILD_DIR/screenshots"
 cp "$out/refuse/refused.png" "$BUILD_DIR/screenshots/settings-refused.png" 2>/dev/null
 cp "$out/pin/pin-dialog.png" "$BUILD_DIR/screenshots/settings-pin-dialog.png" 2>/dev/null
 cp "$out/pin/pin-set.png" "$BUILD_DIR/screenshots/settings-pin-set.png" 2>/dev/null
+cp "$out/enrol/enrolling.png" "$BUILD_DIR/screenshots/settings-enrolling.png" 2>/dev/null
+cp "$out/enrol/on.png" "$BUILD_DIR/screenshots/settings-on.png" 2>/dev/null
 callers_host_after
 finish

@@ -184,6 +184,40 @@ try:
         gone = wait_for("the PIN fix gone", lambda: named("push button", "Set a PIN")() is None and named("push button", "Add a Finger")() and True, seconds=20)
         note(gone is not None, "pin-fix-gone-finger-fix-stays", "after the PIN: 'Set a PIN' still offered, or 'Add a Finger' gone")
         snapshot("pin-set")
+    if scenario == "enrol":
+        # The PIN is set (scenario pin): turning it on now misses the finger alone.
+        act(toggle)
+        fix = wait_for("the fix button", named("push button", "Add a Finger"))
+        note(fix is not None and named("push button", "Set a PIN")() is None, "enrol-refused-finger-only",
+             "not exactly 'Add a Finger' offered")
+        act(fix)
+        field = wait_for("the password field", named("password text", "Your password"), seconds=10)
+        note(field is not None, "enrol-asks-password", "no 'Your password' field")
+        type_into(field, password)
+        act(wait_for("the Confirm button", named("push button", "Confirm", exact=False)))
+        bar = wait_for("the progress bar", named("progress bar", "Enrolment progress"), seconds=20)
+        note(bar is not None, "enrol-dialog", "no progress bar named 'Enrolment progress'")
+        # Two touches (the test's finger waits for the go-ahead before the other three).
+        mid = wait_for("touch 2 of 5", named("label", "Touch 2 of 5 taken."), seconds=40)
+        value = bar.queryValue().currentValue if bar else -1
+        note(mid is not None and abs(value - 0.4) < 0.01, "enrol-progress-2-of-5",
+             "label %s, progress value %s" % (mid and mid.name, value))
+        snapshot("enrolling")
+        open(os.path.join(out, "continue"), "w").close()
+        done = wait_for("the end", named("label", "Right index finger enrolled."), seconds=40)
+        value = bar.queryValue().currentValue if bar else -1
+        note(done is not None and abs(value - 1.0) < 0.01, "enrol-done", "no 'Right index finger enrolled.' (progress %s)" % value)
+        snapshot("enrolled")
+        act(wait_for("the Done button", named("push button", "Done", exact=False)))
+        listed = wait_for("the finger row", named("list item", "Right index finger"), seconds=20)
+        note(listed is not None, "enrol-finger-listed", "no 'Right index finger' row")
+        gone = wait_for("the missing rows gone", lambda: named("push button", "Add a Finger")() is None and True, seconds=20)
+        note(gone is not None, "enrol-fix-gone", "'Add a Finger' still offered")
+        # On, at last: the proof given for the enrolment still holds (no second password).
+        act(toggle)
+        on = wait_for("the toggle on", lambda: state(toggle, pyatspi.STATE_CHECKED) and named("label", "On")(), seconds=20)
+        note(on is not None, "toggle-on", "the toggle is not on (or its row does not say On)")
+        snapshot("on")
     note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
 finally:
     if proc.poll() is None:
