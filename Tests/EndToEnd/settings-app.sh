@@ -56,15 +56,15 @@ in_sandbox '
     install -d -m 0700 -o "$uid" -g "$uid" "/run/user/$uid" /run/tmp/home
     scenario() {   # NAME: the driver s scenario NAME, its files in out/NAME/
         install -d -m 0700 -o "$uid" -g "$uid" "/run/tmp/$1"
-        DRIVER_PASSWORD="$2" DRIVER_PIN="$3" timeout -k 5 120 unshare --net bash -c '"'"'
+        DRIVER_PASSWORD="$2" DRIVER_PIN="$3" APP_LANG="${4:-C.UTF-8}" DRIVER_NAMES="${5:-}" timeout -k 5 120 unshare --net bash -c '"'"'
             name=$1 uid=$2 user=$3 o=$4
             Xvfb -displayfd 7 -nolisten tcp -nolisten unix -noreset -screen 0 640x720x24 7>"$o/$name.display" 2>"$o/$name.xvfb.log" &
             for _ in $(seq 200); do [ -s "$o/$name.display" ] && break; sleep 0.05; done
             [ -s "$o/$name.display" ] || { echo "Xvfb did not start" >"$o/$name.xvfb"; exit 1; }
             echo ok >"$o/$name.xvfb"
             cd / && setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH=/usr/bin:/bin HOME=/run/tmp/home USER="$user" LOGNAME="$user" \
-                XDG_RUNTIME_DIR="/run/user/$uid" DISPLAY=":$(cat "$o/$name.display")" LANG=C.UTF-8 GSK_RENDERER=cairo GDK_BACKEND=x11 \
-                DRIVER_PASSWORD="$DRIVER_PASSWORD" DRIVER_PIN="$DRIVER_PIN" \
+                XDG_RUNTIME_DIR="/run/user/$uid" DISPLAY=":$(cat "$o/$name.display")" LANG="$APP_LANG" GSK_RENDERER=cairo GDK_BACKEND=x11 \
+                BIOUNLOCK_LOCALE_DIR="$SANDBOX_BUILD/locale" DRIVER_PASSWORD="$DRIVER_PASSWORD" DRIVER_PIN="$DRIVER_PIN" DRIVER_NAMES="$DRIVER_NAMES" \
                 dbus-run-session -- /usr/bin/python3 "$SETTINGS_DRIVER" "/run/tmp/$name" "$name" "$SANDBOX_BUILD/biounlock-settings" >"$o/$name.log" 2>&1
         '"'"' x "$1" "$uid" "$USER_NAME" "$o"
         mkdir -p "$o/$1" && cp -r "/run/tmp/$1/." "$o/$1/"
@@ -75,6 +75,9 @@ in_sandbox '
     # What the service kept: nothing changed by a refusal.
     bio status --json >"$o/after-refuse.status.json" 2>&1
     bio log --json --limit 1000 >"$o/after-refuse.events.json" 2>&1
+    # The same in German (build/locale): the window and its refusal in the user s language.
+    scenario refuse-de "" "" de_DE.UTF-8 "{\"toggle\": \"Entsperren per Fingerabdruck\", \"none\": \"Keine Finger registriert\",
+        \"add\": \"Finger hinzufügen\", \"pin\": \"PIN festlegen\", \"why\": \"Noch ist kein Finger registriert\"}"
     # The fix for the missing passcode, from the window: the password, then the PIN twice.
     scenario pin "$2" "$3"
     bio status --json >"$o/after-pin.status.json" 2>&1
@@ -119,6 +122,13 @@ check "the service changed nothing: no record was written for $USER_ (biometric 
     eval '[ "$(user_field after-refuse "$USER_" enabled)" = null ] && grep -q "\"users\": \[\]" "$out/after-refuse.status.json"' -- "$out/after-refuse.status.json"
 check "the refusal left no change in the audit log (CheckEnable reads only)" \
     eval '[ "$(events_of after-refuse "$USER_" biounlockd)" = 0 ]' -- "$out/after-refuse.events.json"
+
+g="$out/refuse-de/driver.results"
+check "in German (de_DE.UTF-8): the toggle, the empty finger list, the refusal's reason and both fix buttons in German" \
+    eval '( for n in toggle-found status-shown fingers-none-shown refused-fix-offered refused-says-why refused-pin-fix-offered refused-toggle-stays-off; do
+              grep -qx "ok $n" "$g" || exit 1; done ) && ! grep -q "^fail" "$g" &&
+          grep -q "^push button '"'"'Finger hinzufügen'"'"'" "$out/refuse-de/refused.tree" && ! grep -q "Add a Finger" "$out/refuse-de/refused.tree"' \
+    -- "$g" "$out/refuse-de.log" "$out/refuse-de/refused.tree"
 
 p="$out/pin/driver.results"
 plogs=("$out/pin.log" "$p" "$out/pin/app.err" "$out/svc/dbus.log")
@@ -180,5 +190,6 @@ cp "$out/pin/pin-dialog.png" "$BUILD_DIR/screenshots/settings-pin-dialog.png" 2>
 cp "$out/pin/pin-set.png" "$BUILD_DIR/screenshots/settings-pin-set.png" 2>/dev/null
 cp "$out/enrol/enrolling.png" "$BUILD_DIR/screenshots/settings-enrolling.png" 2>/dev/null
 cp "$out/enrol/on.png" "$BUILD_DIR/screenshots/settings-on.png" 2>/dev/null
+cp "$out/refuse-de/refused.png" "$BUILD_DIR/screenshots/settings-refused-de.png" 2>/dev/null
 callers_host_after
 finish

@@ -10,6 +10,7 @@ Runs APP, plays SCENARIO, and writes OUTDIR/driver.results: one line per check, 
 "fail NAME: why", which Tests/EndToEnd/settings-app.sh turns into its ok/not ok lines; and
 OUTDIR/NAME.tree, the accessible tree at each screenshot, OUTDIR/NAME.png the screen.
 """
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,10 @@ import pyatspi
 from gi.repository import Atspi
 
 out, scenario, app = sys.argv[1], sys.argv[2], sys.argv[3:]
+# The texts looked for, in English unless DRIVER_NAMES (JSON) gives them in the app's language.
+names = {"toggle": "Fingerprint Unlock", "none": "No fingers enrolled", "add": "Add a Finger", "pin": "Set a PIN",
+         "why": "No finger is enrolled yet"}
+names.update(json.loads(os.environ.get("DRIVER_NAMES") or "{}"))
 # What the scenarios type (the test user's Unix password and the PIN it sets), from the environment.
 password, pin = os.environ.get("DRIVER_PASSWORD", ""), os.environ.get("DRIVER_PIN", "")
 results = open(os.path.join(out, "driver.results"), "w", buffering=1)
@@ -141,8 +146,8 @@ def snapshot(name):
 
 proc = subprocess.Popen(app, stdout=open(os.path.join(out, "app.out"), "w"), stderr=open(os.path.join(out, "app.err"), "w"))
 try:
-    toggle = wait_for("the toggle", named("check box", "Fingerprint Unlock"), seconds=40)
-    if not note(toggle is not None, "toggle-found", "no toggle button named 'Fingerprint Unlock'"):
+    toggle = wait_for("the toggle", named("check box", names["toggle"]), seconds=40)
+    if not note(toggle is not None, "toggle-found", "no check box named %r" % names["toggle"]):
         raise SystemExit(1)
     # The status arrived from the service once the toggle can be used.
     ready = wait_for("the status", lambda: state(toggle, pyatspi.STATE_SENSITIVE) and toggle)
@@ -153,16 +158,16 @@ try:
     maps = open("/proc/%d/maps" % proc.pid).read()
     note("libfprint" not in maps and "libsqlite3" not in maps, "no-store-no-reader",
          "mapped: " + " ".join(sorted({l.split()[-1] for l in maps.splitlines() if "libfprint" in l or "libsqlite3" in l})))
-    nofinger = wait_for("the no-fingers row", named("list item", "No fingers enrolled", exact=False), seconds=5)
+    nofinger = wait_for("the no-fingers row", named("list item", names["none"], exact=False), seconds=5)
     note(nofinger is not None, "fingers-none-shown", "no 'No fingers enrolled' row")
 
-    if scenario in ("refuse", "pin"):
+    if scenario in ("refuse", "pin", "refuse-de"):
         act(toggle)
-        fix = wait_for("the fix button", named("push button", "Add a Finger"))
-        note(fix is not None, "refused-fix-offered", "no 'Add a Finger' button after turning the toggle on")
-        why = wait_for("the reason", named("list item", "No finger is enrolled yet", exact=False), seconds=5)
-        note(why is not None, "refused-says-why", "no row saying no finger is enrolled")
-        pinfix = wait_for("the PIN fix", named("push button", "Set a PIN"), seconds=5)
+        fix = wait_for("the fix button", named("push button", names["add"]))
+        note(fix is not None, "refused-fix-offered", "no %r button after turning the toggle on" % names["add"])
+        why = wait_for("the reason", named("list item", names["why"], exact=False), seconds=5)
+        note(why is not None, "refused-says-why", "no row saying %r" % names["why"])
+        pinfix = wait_for("the PIN fix", named("push button", names["pin"]), seconds=5)
         note(pinfix is not None, "refused-pin-fix-offered", "no 'Set a PIN' button (no passcode is set either)")
         off = wait_for("the toggle back off", lambda: (not state(toggle, pyatspi.STATE_CHECKED)) and state(toggle, pyatspi.STATE_SENSITIVE) and toggle, seconds=5)
         note(off is not None, "refused-toggle-stays-off", "the toggle is still on (or not usable) after the refusal")
