@@ -37,6 +37,8 @@ final class SettingsWindow {
     let requiredRow = ActionRow(title: L("Passcode Required Next"))
 
     var status: AccountStatus?
+    /// When `status` arrived (its authenticatedFor counts from then).
+    var statusAt: Int64 = 0
 
     init(application: Application) {
         window = ApplicationWindow(application: application)
@@ -109,6 +111,7 @@ final class SettingsWindow {
 
     func show(_ s: AccountStatus) {
         status = s
+        statusAt = SystemClock().now()
         if let problemRow { unlockGroup.remove(problemRow); self.problemRow = nil }
         toggle.sensitive = true
         toggle.settle(s.enabled)
@@ -133,6 +136,14 @@ final class SettingsWindow {
                 }
                 let row = ActionRow(title: Texts.finger(f.finger), subtitle: subtitle)
                 row.plainText()
+                let remove = Button(icon: "user-trash-symbolic")
+                remove.accessibleName(L("Remove {finger}", ["finger": Texts.finger(f.finger)]))
+                remove.tooltip(L("Remove {finger}", ["finger": Texts.finger(f.finger)]))
+                remove.centreVertically()
+                remove.addCSSClass("flat")
+                let name = f.finger
+                remove.onClicked { [weak self] in self?.removeFinger(name) }
+                row.addSuffix(remove)
                 fingerRows.append(row)
             }
         }
@@ -197,8 +208,7 @@ final class SettingsWindow {
 
     /// Turns it on (the service asks for a fresh proof first: AuthenticationRequired).
     func enable() {
-        guard let bus else { return }
-        bus.callManagerAsync(.enable, [.string(""), .string("")]) { [weak self] result in
+        change(.enable, [.string(""), .string("")], heading: L("Turn On Fingerprint Unlock")) { [weak self] result in
             guard let self else { return }
             self.setBusy(false)
             switch result {
@@ -343,7 +353,7 @@ final class SettingsWindow {
             guard let self, let e, !e.finished, args.count == 3, args[0].string == owner, args[2].string == "" else { return }
             self.enrolEnded(e, L("Enrolment failed: {reason}. Nothing was stored.", ["reason": L("the biounlock service stopped")]))
         })
-        bus.callManagerAsync(.startEnrolment, [.string(""), .string(finger.name), .uint32(ManagerAPI.defaultEnrolSeconds)]) { [weak self, weak e] result in
+        change(.startEnrolment, [.string(""), .string(finger.name), .uint32(ManagerAPI.defaultEnrolSeconds)], heading: L("Add a Finger")) { [weak self, weak e] result in
             guard let self, let e, case .failure(let error) = result else { return }
             self.enrolEnded(e, Texts.error(error))
         }
@@ -397,6 +407,36 @@ final class SettingsWindow {
 
     // MARK: the proof and the PIN
 
+    /// A change the service may want a fresh proof for: when it answers AuthenticationRequired
+    /// (the proof ran out since the status said otherwise), the password is asked and the call
+    /// made once more.
+    func change(_ method: ManagerAPI.Method, _ arguments: [BusValue], heading: String,
+                _ completion: @escaping (Result<[BusValue], BusError>) -> Void) {
+        guard let bus else { return }
+        bus.callManagerAsync(method, arguments) { [weak self] result in
+            guard let self, case .failure(let e) = result, e.managerError == .authenticationRequired else { completion(result); return }
+            self.statusAt = 0
+            self.status?.authenticatedFor = 0
+            self.withProof(heading: heading, then: { bus.callManagerAsync(method, arguments, completion) },
+                           otherwise: { completion(result) })
+        }
+    }
+
+    /// Remove a finger: after the password (the service's rule), DeleteFingers.
+    func removeFinger(_ name: String) {
+        let finger = Texts.finger(name)
+        withProof(heading: L("Remove {finger}", ["finger": finger]), then: { [weak self] in
+            self?.change(.deleteFingers, [.string(""), .string(name)], heading: L("Remove {finger}", ["finger": finger])) { result in
+                guard let self else { return }
+                switch result {
+                case .success: self.toasts.toast(L("{finger} removed.", ["finger": finger]))
+                case .failure(let e): self.toasts.toast(Texts.error(e))
+                }
+                self.refresh()
+            }
+        }, otherwise: {})
+    }
+
     /// A socket carrying `secret`, its writing side shut: the descriptor to send (the service
     /// reads the secret from it, never from a message argument).
     static func carrying(_ secret: Secret) -> OwnedDescriptor? {
@@ -421,7 +461,7 @@ final class SettingsWindow {
     /// Asks for the Unix password (or the current biometric unlock passcode; never a finger),
     /// unless the service still holds a proof for this connection, then calls `then`.
     func withProof(heading: String, then: @escaping () -> Void, otherwise: @escaping () -> Void) {
-        if let status, status.authenticatedFor > 10 { then(); return }
+        if let status, Int64(status.authenticatedFor) - (SystemClock().now() &- statusAt) > 10 { then(); return }
         let password = PasswordEntry(placeholder: L("Your password"))
         password.accessibleName(L("Your password"))
         let dialog = MessageDialog(parent: window, heading: heading,

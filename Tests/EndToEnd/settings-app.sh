@@ -100,6 +100,9 @@ in_sandbox '
     SANDBOX_TOUCH_LOG="$o/sudo-touch.touch" sandbox_touch_bg "$4"
     run sudo-touch "" /usr/bin/sudo -S -k id -u
     sandbox_touch_end 3; echo $? >"$o/sudo-touch.touchrc"
+    # The finger removed from the window.
+    scenario remove "$2"
+    bio status --json >"$o/after-remove.status.json" 2>&1
 '  "$USER_" "$USER_PW" "$USER_PIN" "$USER_FINGER"
 
 r="$out/refuse/driver.results"
@@ -169,6 +172,13 @@ check "sudo then: takes the finger the app enrolled (no password typed)" \
     eval '[ "$(cat "$out/sudo-touch.rc")" = 0 ] && grep -qx 0 "$out/sudo-touch.out" && [ "$(cat "$out/sudo-touch.touchrc")" = 0 ] &&
           grep -q "^Touch the fingerprint reader" "$out/sudo-touch.out" && [ ! -s "$out/sudo-touch.err" ]' \
     -- "$out/sudo-touch.out" "$out/sudo-touch.err" "$out/sudo-touch.touch"
+
+m="$out/remove/driver.results"
+check "Remove a finger: its row's button (named 'Remove Right index finger') asks for the password, then the row is gone" \
+    eval '( for n in remove-button remove-asks-password remove-done; do grep -qx "ok $n" "$m" || exit 1; done ) && ! grep -q "^fail" "$m"' \
+    -- "$m" "$out/remove.log" "$out/remove/app.err" "$out/remove/removed.tree"
+check "Remove a finger: the service has no finger left for $USER_" \
+    eval '[ "$(user_field after-remove "$USER_" fingers)" = "[]" ]' -- "$out/after-remove.status.json"
 
 check "data: the .desktop file passes desktop-file-validate (Settings category; keywords fingerprint, PIN, unlock)" \
     eval 'desktop-file-validate "$repo/data/applications/org.biounlock.Settings.desktop" >"$out/desktop.txt" 2>&1 &&

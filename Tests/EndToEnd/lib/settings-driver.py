@@ -152,14 +152,17 @@ try:
     # The status arrived from the service once the toggle can be used.
     ready = wait_for("the status", lambda: state(toggle, pyatspi.STATE_SENSITIVE) and toggle)
     note(ready is not None, "status-shown", "the toggle never became usable (no status from biounlockd)")
-    note(not state(toggle, pyatspi.STATE_CHECKED), "toggle-off-by-default", "the toggle is on")
+    fresh = scenario in ("refuse", "refuse-de", "pin", "enrol")   # no finger yet, biometric unlock off
+    if fresh:
+        note(not state(toggle, pyatspi.STATE_CHECKED), "toggle-off-by-default", "the toggle is on")
     # A client of biounlockd only: the window is up and has talked to the service, and the
     # process has loaded neither the reader's library nor the store's.
     maps = open("/proc/%d/maps" % proc.pid).read()
     note("libfprint" not in maps and "libsqlite3" not in maps, "no-store-no-reader",
          "mapped: " + " ".join(sorted({l.split()[-1] for l in maps.splitlines() if "libfprint" in l or "libsqlite3" in l})))
-    nofinger = wait_for("the no-fingers row", named("list item", names["none"], exact=False), seconds=5)
-    note(nofinger is not None, "fingers-none-shown", "no 'No fingers enrolled' row")
+    if fresh:
+        nofinger = wait_for("the no-fingers row", named("list item", names["none"], exact=False), seconds=5)
+        note(nofinger is not None, "fingers-none-shown", "no 'No fingers enrolled' row")
 
     if scenario in ("refuse", "pin", "refuse-de"):
         act(toggle)
@@ -223,6 +226,19 @@ try:
         on = wait_for("the toggle on", lambda: state(toggle, pyatspi.STATE_CHECKED) and named("label", "On")(), seconds=20)
         note(on is not None, "toggle-on", "the toggle is not on (or its row does not say On)")
         snapshot("on")
+    if scenario == "remove":
+        # The finger the app enrolled, removed from its row (a new connection: the password first).
+        remove = wait_for("the remove button", named("push button", "Remove Right index finger"), seconds=20)
+        note(remove is not None, "remove-button", "no button named 'Remove Right index finger'")
+        act(remove)
+        field = wait_for("the password field", named("password text", "Your password"), seconds=10)
+        note(field is not None, "remove-asks-password", "no 'Your password' field")
+        type_into(field, password)
+        act(wait_for("the Confirm button", named("push button", "Confirm", exact=False)))
+        gone = wait_for("no fingers", named("list item", "No fingers enrolled"), seconds=20)
+        note(gone is not None and named("list item", "Right index finger")() is None, "remove-done",
+             "the finger is still listed")
+        snapshot("removed")
     note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
 finally:
     if proc.poll() is None:
