@@ -252,7 +252,8 @@ let package = Package(
         .target(name: "BiounlockGtk", dependencies: ["CGtk"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(
             name: "biounlock-settings",
-            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockServiceProtocol", "BiounlockBus", "BiounlockGtk"],
+            // BiounlockAdmin for the audit rows in words (StatusReport.describe): no store in it.
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockServiceProtocol", "BiounlockBus", "BiounlockGtk"],
             // GTK runs on the main thread only, and so does everything here: Swift 5 mode.
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]

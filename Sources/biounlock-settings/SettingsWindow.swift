@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockAdmin
 import BiounlockSystem
 import BiounlockServiceProtocol
 import BiounlockBus
@@ -35,6 +36,9 @@ final class SettingsWindow {
     let fingerLockRow = ActionRow(title: L("Fingerprint Lockout"))
     let passcodeLockRow = ActionRow(title: L("Passcode Lockout"))
     let requiredRow = ActionRow(title: L("Passcode Required Next"))
+
+    let eventsGroup = PreferencesGroup(title: L("Recent Events"), description: L("Your own authentications and changes, newest first."))
+    var eventRows: [ActionRow] = []
 
     var status: AccountStatus?
     /// When `status` arrived (its authenticatedFor counts from then).
@@ -78,7 +82,8 @@ final class SettingsWindow {
         for row in [fingerLockRow, passcodeLockRow, requiredRow] { statusGroup.add(row) }
         page.add(statusGroup)
         // Shown once the service has answered: nothing to show before (or without) it.
-        for group in [fingersGroup, passcodeGroup, statusGroup] { group.visible = false }
+        page.add(eventsGroup)
+        for group in [fingersGroup, passcodeGroup, statusGroup, eventsGroup] { group.visible = false }
     }
 
     func present() {
@@ -103,10 +108,41 @@ final class SettingsWindow {
                     return
                 }
                 self.show(s)
+                self.refreshEvents()
             case .failure(let e):
                 self.showProblem(Texts.error(e))
             }
         }
+    }
+
+    /// The account's newest audit rows (GetEvents), in words.
+    func refreshEvents() {
+        bus?.callManagerAsync(.getEvents, [.string(""), .int64(0), .uint32(8)], timeoutMilliseconds: 30_000) { [weak self] result in
+            guard let self, case .success(let values) = result else { return }
+            for row in self.eventRows { self.eventsGroup.remove(row) }
+            self.eventRows = []
+            let events = (values.first?.elements ?? []).compactMap(EventRow.init)
+            if events.isEmpty {
+                let row = ActionRow(title: L("Nothing yet"))
+                row.plainText()
+                self.eventRows.append(row)
+            }
+            for e in events {
+                let what = StatusReport.describe(outcome: e.outcome, method: AuthMethod(rawValue: e.method) ?? .none, reason: e.reason)
+                // TRANSLATORS: when and where an event happened: {time} is a date and time, {service} e.g. sudo.
+                let row = ActionRow(title: what, subtitle: L("{time} · {service}", ["time": SettingsWindow.shortTime(e.time), "service": e.service]))
+                row.plainText()
+                self.eventRows.append(row)
+            }
+            for row in self.eventRows { self.eventsGroup.add(row) }
+            self.eventsGroup.visible = true
+        }
+    }
+
+    /// "2026-12-05 18:40 UTC" (the ISO 8601 form the CLI prints, to the minute).
+    static func shortTime(_ t: Int64) -> String {
+        let iso = iso8601(t)
+        return String(iso.prefix(16).map { $0 == "T" ? " " : $0 }) + " UTC"
     }
 
     func show(_ s: AccountStatus) {

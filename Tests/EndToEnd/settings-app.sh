@@ -161,6 +161,7 @@ check "Add a Finger: after five, 'Right index finger enrolled.' and the bar is f
 check "Add a Finger: the finger is listed, and nothing is said missing any more" \
     eval 'eresult enrol-finger-listed && eresult enrol-fix-gone' -- "${elogs[@]}"
 check "the toggle turns on (no second password within the proof's minutes) and says On" eresult toggle-on -- "${elogs[@]}" "$out/enrol/on.tree"
+check "recent events: the PIN set, the finger enrolled and turning it on, in words (GetEvents)" eresult events-shown -- "${elogs[@]}" "$out/enrol/on.tree"
 check "Add a Finger: nothing failed in the driver, no GLib/GTK warning" \
     eval '! grep -q "^fail" "$e" && ! grep -qE "CRITICAL|WARNING" "$out/enrol/app.err"' -- "$e" "$out/enrol/app.err"
 check "Add a Finger: the service stored the right index finger and biometric unlock is on" \

@@ -225,6 +225,10 @@ try:
         act(toggle)
         on = wait_for("the toggle on", lambda: state(toggle, pyatspi.STATE_CHECKED) and named("label", "On")(), seconds=20)
         note(on is not None, "toggle-on", "the toggle is not on (or its row does not say On)")
+        # Recent events: the user's own audit rows, in words, newest first.
+        seen = wait_for("the events", lambda: named("list item", "biometric unlock turned on")()
+                        and named("list item", "finger enrolled: right-index-finger")() and named("list item", "PIN set")(), seconds=20)
+        note(seen is not None, "events-shown", "the recent events do not show the PIN, the finger and turning it on")
         snapshot("on")
     if scenario == "remove":
         # The finger the app enrolled, removed from its row (a new connection: the password first).
