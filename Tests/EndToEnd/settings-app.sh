@@ -114,6 +114,7 @@ check "app: biounlockd's status arrives (asynchronously) and the toggle becomes 
 check "app: the toggle is off by default" result toggle-off-by-default -- "${logs[@]}"
 check "app: the fingers group says no finger is enrolled" result fingers-none-shown -- "${logs[@]}"
 check "app: the process maps neither libfprint nor SQLite (a client of biounlockd only)" result no-store-no-reader -- "${logs[@]}"
+check "keyboard only: Tab reaches the switch (and Space turns it on, below)" result keyboard-focus-toggle -- "${logs[@]}" "$out/refuse/refused.tree"
 check "toggle on with nothing enrolled: refused, with an 'Add a Finger' button that fixes it" result refused-fix-offered -- "${logs[@]}" "$out/refuse/refused.tree"
 check "toggle on with nothing enrolled: the row says why (no finger is enrolled yet)" result refused-says-why -- "${logs[@]}" "$out/refuse/refused.tree"
 check "toggle on with no passcode: a 'Set a PIN' button too" result refused-pin-fix-offered -- "${logs[@]}" "$out/refuse/refused.tree"

@@ -121,14 +121,20 @@ def act(acc, names=("activate", "click", "toggle", "press")):
     raise RuntimeError("no action among %s" % available)
 
 
+def tab_to(acc, tabs=8):
+    """Tab (as a person would) until acc has the keyboard focus; whether it got it."""
+    for _ in range(tabs):
+        if wait_for("focus on " + acc.name, lambda: state(acc, pyatspi.STATE_FOCUSED), seconds=1):
+            return True
+        Atspi.generate_keyboard_event(0xff09, None, Atspi.KeySynthType.SYM)   # Tab
+    return state(acc, pyatspi.STATE_FOCUSED)
+
+
 def type_into(acc, text):
     """Text into a field, as keys through AT-SPI's device controller (XTest): GTK 4.8 has
     neither AT-SPI's EditableText nor a working grabFocus, so focus moves with Tab, as a
     person's does, until the field has it."""
-    for _ in range(6):
-        if wait_for("focus on " + acc.name, lambda: state(acc, pyatspi.STATE_FOCUSED), seconds=1):
-            break
-        Atspi.generate_keyboard_event(0xff09, None, Atspi.KeySynthType.SYM)   # Tab
+    tab_to(acc)
     Atspi.generate_keyboard_event(0, text, Atspi.KeySynthType.STRING)
     # The characters reached the field once its text has that length.
     typed = wait_for("the typed text", lambda: acc.queryText().characterCount == len(text), seconds=5)
@@ -165,7 +171,12 @@ try:
         note(nofinger is not None, "fingers-none-shown", "no 'No fingers enrolled' row")
 
     if scenario in ("refuse", "pin", "refuse-de"):
-        act(toggle)
+        if scenario == "refuse":
+            # Keyboard only: Tab to the switch, Space.
+            note(tab_to(toggle), "keyboard-focus-toggle", "Tab never reached the switch")
+            Atspi.generate_keyboard_event(0x20, None, Atspi.KeySynthType.SYM)   # space
+        else:
+            act(toggle)
         fix = wait_for("the fix button", named("push button", names["add"]))
         note(fix is not None, "refused-fix-offered", "no %r button after turning the toggle on" % names["add"])
         why = wait_for("the reason", named("list item", names["why"], exact=False), seconds=5)
