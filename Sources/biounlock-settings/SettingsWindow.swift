@@ -183,6 +183,18 @@ final class SettingsWindow {
                 fingerRows.append(row)
             }
         }
+        // The last row: Add a Finger (the same as the fix button, there whether or not it is on).
+        let add = ActionRow(title: L("Add a Finger"))
+        add.plainText()
+        let addButton = Button(icon: "list-add-symbolic")
+        // Its accessible name is the row's title (the row labels its activatable widget).
+        addButton.tooltip(L("Add a Finger"))
+        addButton.centreVertically()
+        addButton.addCSSClass("flat")
+        addButton.onClicked { [weak self] in self?.addFinger() }
+        add.addSuffix(addButton)
+        add.activates(addButton)
+        fingerRows.append(add)
         for row in fingerRows { fingersGroup.add(row) }
 
         passcodeRow.subtitle = Texts.passcode(s.passcode)

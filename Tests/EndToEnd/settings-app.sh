@@ -103,6 +103,9 @@ in_sandbox '
     # The finger removed from the window.
     scenario remove "$2"
     bio status --json >"$o/after-remove.status.json" 2>&1
+    # The cancelled enrolment: its worker gone too (the service says no enrolment runs).
+    sandbox_as "$USER_NAME" dbus-send --system --print-reply --dest=org.biounlock.Manager1 /org/biounlock/Manager1 \
+        org.biounlock.Manager1.GetStatus string: >"$o/after-cancel.dbus" 2>&1
 '  "$USER_" "$USER_PW" "$USER_PIN" "$USER_FINGER"
 
 r="$out/refuse/driver.results"
@@ -181,6 +184,12 @@ check "Remove a finger: its row's button (named 'Remove Right index finger') ask
     -- "$m" "$out/remove.log" "$out/remove/app.err" "$out/remove/removed.tree"
 check "Remove a finger: the service has no finger left for $USER_" \
     eval '[ "$(user_field after-remove "$USER_" fingers)" = "[]" ]' -- "$out/after-remove.status.json"
+check "Add a Finger from the fingers group, then Cancel while the reader waits: the dialog closes" \
+    eval '( for n in fingers-add-button cancel-reader-ready cancel-closed; do grep -qx "ok $n" "$m" || exit 1; done )' \
+    -- "$m" "$out/remove.log" "$out/remove/app.err"
+check "... and nothing was stored: no finger, and no enrolment left running in the service" \
+    eval '[ "$(user_field after-remove "$USER_" fingers)" = "[]" ] && grep -A1 "\"enrolling\"" "$out/after-cancel.dbus" | grep -q "boolean false"' \
+    -- "$out/after-cancel.dbus"
 
 check "data: the .desktop file passes desktop-file-validate (Settings category; keywords fingerprint, PIN, unlock)" \
     eval 'desktop-file-validate "$repo/data/applications/org.biounlock.Settings.desktop" >"$out/desktop.txt" 2>&1 &&

@@ -91,12 +91,15 @@ def wait_for(what, find, seconds=20):
     return None
 
 
-def named(role, name, exact=True):
+def named(role, name, exact=True, description=None):
+    """The first accessible of `role` named `name` (or whose name holds it), and whose
+    description starts with `description` when one is given."""
     def find():
         a = application()
         for acc in walk(a):
             try:
-                if acc.getRoleName() == role and (acc.name == name if exact else name in acc.name):
+                if acc.getRoleName() == role and (acc.name == name if exact else name in acc.name) \
+                        and (description is None or acc.description.startswith(description)):
                     return acc
             except Exception:
                 continue
@@ -177,7 +180,7 @@ try:
             Atspi.generate_keyboard_event(0x20, None, Atspi.KeySynthType.SYM)   # space
         else:
             act(toggle)
-        fix = wait_for("the fix button", named("push button", names["add"]))
+        fix = wait_for("the fix button", named("push button", names["add"], description=names["why"]))
         note(fix is not None, "refused-fix-offered", "no %r button after turning the toggle on" % names["add"])
         why = wait_for("the reason", named("list item", names["why"], exact=False), seconds=5)
         note(why is not None, "refused-says-why", "no row saying %r" % names["why"])
@@ -200,13 +203,13 @@ try:
         act(wait_for("the Set PIN button", named("push button", "Set PIN", exact=False)))
         shown = wait_for("the passcode row saying PIN", named("label", "PIN"), seconds=20)
         note(shown is not None, "pin-set-shown", "the passcode row does not say PIN")
-        gone = wait_for("the PIN fix gone", lambda: named("push button", "Set a PIN")() is None and named("push button", "Add a Finger")() and True, seconds=20)
+        gone = wait_for("the PIN fix gone", lambda: named("push button", "Set a PIN")() is None and named("push button", "Add a Finger", description=names["why"])() and True, seconds=20)
         note(gone is not None, "pin-fix-gone-finger-fix-stays", "after the PIN: 'Set a PIN' still offered, or 'Add a Finger' gone")
         snapshot("pin-set")
     if scenario == "enrol":
         # The PIN is set (scenario pin): turning it on now misses the finger alone.
         act(toggle)
-        fix = wait_for("the fix button", named("push button", "Add a Finger"))
+        fix = wait_for("the fix button", named("push button", "Add a Finger", exact=False, description=names["why"]))
         note(fix is not None and named("push button", "Set a PIN")() is None, "enrol-refused-finger-only",
              "not exactly 'Add a Finger' offered")
         act(fix)
@@ -230,8 +233,8 @@ try:
         act(wait_for("the Done button", named("push button", "Done", exact=False)))
         listed = wait_for("the finger row", named("list item", "Right index finger"), seconds=20)
         note(listed is not None, "enrol-finger-listed", "no 'Right index finger' row")
-        gone = wait_for("the missing rows gone", lambda: named("push button", "Add a Finger")() is None and True, seconds=20)
-        note(gone is not None, "enrol-fix-gone", "'Add a Finger' still offered")
+        gone = wait_for("the missing rows gone", lambda: named("list item", names["why"], exact=False)() is None and True, seconds=20)
+        note(gone is not None, "enrol-fix-gone", "still said: %r" % names["why"])
         # On, at last: the proof given for the enrolment still holds (no second password).
         act(toggle)
         on = wait_for("the toggle on", lambda: state(toggle, pyatspi.STATE_CHECKED) and named("label", "On")(), seconds=20)
@@ -254,6 +257,15 @@ try:
         note(gone is not None and named("list item", "Right index finger")() is None, "remove-done",
              "the finger is still listed")
         snapshot("removed")
+        # Add a Finger from the fingers group, then Cancel while the reader waits: nothing stored.
+        add = wait_for("the add button", named("push button", "Add a Finger"), seconds=10)
+        note(add is not None, "fingers-add-button", "no 'Add a Finger' button in the fingers group")
+        act(add)
+        ready = wait_for("the reader ready", named("label", "Touch the reader."), seconds=30)
+        note(ready is not None, "cancel-reader-ready", "the enrolment never said 'Touch the reader.'")
+        act(wait_for("the Cancel button", named("push button", "Cancel", exact=False)))
+        closed = wait_for("the dialog closed", lambda: named("progress bar", "Enrolment progress")() is None and True, seconds=10)
+        note(closed is not None, "cancel-closed", "the enrolment dialog stayed open")
     note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
 finally:
     if proc.poll() is None:
