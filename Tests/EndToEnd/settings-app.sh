@@ -56,7 +56,7 @@ in_sandbox '
     install -d -m 0700 -o "$uid" -g "$uid" "/run/user/$uid" /run/tmp/home
     scenario() {   # NAME: the driver s scenario NAME, its files in out/NAME/
         install -d -m 0700 -o "$uid" -g "$uid" "/run/tmp/$1"
-        DRIVER_PASSWORD="$2" DRIVER_PIN="$3" APP_LANG="${4:-C.UTF-8}" DRIVER_NAMES="${5:-}" timeout -k 5 120 unshare --net bash -c '"'"'
+        SYSTEM_BUS="${SYSTEM_BUS:-}" DRIVER_PASSWORD="$2" DRIVER_PIN="$3" APP_LANG="${4:-C.UTF-8}" DRIVER_NAMES="${5:-}" timeout -k 5 120 unshare --net bash -c '"'"'
             name=$1 uid=$2 user=$3 o=$4
             Xvfb -displayfd 7 -nolisten tcp -nolisten unix -noreset -screen 0 640x720x24 7>"$o/$name.display" 2>"$o/$name.xvfb.log" &
             for _ in $(seq 200); do [ -s "$o/$name.display" ] && break; sleep 0.05; done
@@ -64,12 +64,14 @@ in_sandbox '
             echo ok >"$o/$name.xvfb"
             cd / && setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH=/usr/bin:/bin HOME=/run/tmp/home USER="$user" LOGNAME="$user" \
                 XDG_RUNTIME_DIR="/run/user/$uid" DISPLAY=":$(cat "$o/$name.display")" LANG="$APP_LANG" GSK_RENDERER=cairo GDK_BACKEND=x11 \
-                BIOUNLOCK_LOCALE_DIR="$SANDBOX_BUILD/locale" DRIVER_PASSWORD="$DRIVER_PASSWORD" DRIVER_PIN="$DRIVER_PIN" DRIVER_NAMES="$DRIVER_NAMES" \
+                DBUS_SYSTEM_BUS_ADDRESS="${SYSTEM_BUS:-unix:path=/run/dbus/system_bus_socket}" BIOUNLOCK_LOCALE_DIR="$SANDBOX_BUILD/locale" DRIVER_PASSWORD="$DRIVER_PASSWORD" DRIVER_PIN="$DRIVER_PIN" DRIVER_NAMES="$DRIVER_NAMES" \
                 dbus-run-session -- /usr/bin/python3 "$SETTINGS_DRIVER" "/run/tmp/$name" "$name" "$SANDBOX_BUILD/biounlock-settings" >"$o/$name.log" 2>&1
         '"'"' x "$1" "$uid" "$USER_NAME" "$o"
         mkdir -p "$o/$1" && cp -r "/run/tmp/$1/." "$o/$1/"
     }
     USER_NAME=$1
+    # No system bus to reach (its address names nothing): the window says so.
+    SYSTEM_BUS=unix:path=/run/tmp/no-such-bus scenario noservice
     # Nothing enrolled, no passcode: the toggle refuses and offers the fixes.
     scenario refuse
     # What the service kept: nothing changed by a refusal.
@@ -129,6 +131,11 @@ check "the service changed nothing: no record was written for $USER_ (biometric 
     eval '[ "$(user_field after-refuse "$USER_" enabled)" = null ] && grep -q "\"users\": \[\]" "$out/after-refuse.status.json"' -- "$out/after-refuse.status.json"
 check "the refusal left no change in the audit log (CheckEnable reads only)" \
     eval '[ "$(events_of after-refuse "$USER_" biounlockd)" = 0 ]' -- "$out/after-refuse.events.json"
+
+n="$out/noservice/driver.results"
+check "no service reachable: the window says 'Cannot Reach the Service' in words, shows no status, the toggle cannot be used, no D-Bus name on screen" \
+    eval 'grep -qx "ok noservice-said" "$n" && grep -qx "ok noservice-nothing-offered" "$n" && ! grep -q "^fail" "$n"' \
+    -- "$n" "$out/noservice.log" "$out/noservice/noservice.tree"
 
 g="$out/refuse-de/driver.results"
 check "in German (de_DE.UTF-8): the toggle, the empty finger list, the refusal's reason and both fix buttons in German" \
