@@ -30,7 +30,7 @@ final class SettingsWindow {
 
     let passcodeGroup = PreferencesGroup(title: L("Passcode"),
                                          description: L("Asked for when the reader cannot be used, and from time to time instead of the finger."))
-    let passcodeRow = ActionRow(title: L("Passcode"))
+    var passcodeRow = ActionRow(title: L("Passcode"))
 
     let statusGroup = PreferencesGroup(title: L("Status"))
     let fingerLockRow = ActionRow(title: L("Fingerprint Lockout"))
@@ -197,7 +197,31 @@ final class SettingsWindow {
         fingerRows.append(add)
         for row in fingerRows { fingersGroup.add(row) }
 
-        passcodeRow.subtitle = Texts.passcode(s.passcode)
+        // The passcode row, with what can be done about it: set one, or change or remove it.
+        passcodeGroup.remove(passcodeRow)
+        passcodeRow = ActionRow(title: L("Passcode"), subtitle: Texts.passcode(s.passcode))
+        passcodeRow.plainText()
+        if s.passcode.isEmpty {
+            let set = Button(label: L("Set a PIN"))
+            set.accessibleName(L("Set a PIN"))
+            set.centreVertically()
+            set.onClicked { [weak self] in self?.setPINDialog() }
+            passcodeRow.addSuffix(set)
+        } else {
+            let change = Button(label: L("Change"))
+            change.accessibleName(L("Change the Passcode"))
+            change.centreVertically()
+            change.onClicked { [weak self] in self?.setPINDialog() }
+            passcodeRow.addSuffix(change)
+            let remove = Button(icon: "user-trash-symbolic")
+            remove.accessibleName(L("Remove the Passcode"))
+            remove.tooltip(L("Remove the Passcode"))
+            remove.centreVertically()
+            remove.addCSSClass("flat")
+            remove.onClicked { [weak self] in self?.removePasscode() }
+            passcodeRow.addSuffix(remove)
+        }
+        passcodeGroup.add(passcodeRow)
         let now = SystemClock().now()
         fingerLockRow.subtitle = Texts.lockout(s.biometricLockout, now: now)
         passcodeLockRow.subtitle = Texts.lockout(s.passcodeLockout, now: now)
@@ -539,6 +563,20 @@ final class SettingsWindow {
                 otherwise()
             }
         }
+    }
+
+    /// Remove the passcode: after the password, RemovePasscode.
+    func removePasscode() {
+        withProof(heading: L("Remove the Passcode"), then: { [weak self] in
+            self?.change(.removePasscode, [.string("")], heading: L("Remove the Passcode")) { result in
+                guard let self else { return }
+                switch result {
+                case .success: self.toasts.toast(L("Passcode removed."))
+                case .failure(let e): self.toasts.toast(Texts.error(e))
+                }
+                self.refresh()
+            }
+        }, otherwise: {})
     }
 
     /// Set a PIN: the password first (as passwd asks), then the new PIN twice.

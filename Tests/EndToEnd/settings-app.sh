@@ -194,6 +194,9 @@ check "Remove a finger: the service has no finger left for $USER_" \
 check "Add a Finger from the fingers group, then Cancel while the reader waits: the dialog closes" \
     eval '( for n in fingers-add-button cancel-reader-ready cancel-closed; do grep -qx "ok $n" "$m" || exit 1; done )' \
     -- "$m" "$out/remove.log" "$out/remove/app.err"
+check "Remove the passcode from its row: the row says Not set and offers Set a PIN; the service has none" \
+    eval 'grep -qx "ok passcode-remove-button" "$m" && grep -qx "ok passcode-removed" "$m" && [ "$(user_field after-remove "$USER_" passcode)" = null ]' \
+    -- "$m" "$out/remove/passcode-removed.tree" "$out/after-remove.status.json"
 check "... and nothing was stored: no finger, and no enrolment left running in the service" \
     eval '[ "$(user_field after-remove "$USER_" fingers)" = "[]" ] && grep -A1 "\"enrolling\"" "$out/after-cancel.dbus" | grep -q "boolean false"' \
     -- "$out/after-cancel.dbus"

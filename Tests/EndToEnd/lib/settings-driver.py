@@ -276,6 +276,13 @@ try:
         act(wait_for("the Cancel button", named("push button", "Cancel", exact=False)))
         closed = wait_for("the dialog closed", lambda: named("progress bar", "Enrolment progress")() is None and True, seconds=10)
         note(closed is not None, "cancel-closed", "the enrolment dialog stayed open")
+        # The passcode removed from its row (the proof given above still holds).
+        rm = wait_for("the passcode's remove button", named("push button", "Remove the Passcode"), seconds=10)
+        note(rm is not None, "passcode-remove-button", "no 'Remove the Passcode' button")
+        act(rm)
+        unset = wait_for("the passcode not set", lambda: named("push button", "Set a PIN")() and named("label", "Not set")(), seconds=20)
+        note(unset is not None, "passcode-removed", "the passcode row does not say Not set with a 'Set a PIN' button")
+        snapshot("passcode-removed")
     note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
 finally:
     if proc.poll() is None:
