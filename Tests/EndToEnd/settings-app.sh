@@ -79,7 +79,8 @@ in_sandbox '
     bio log --json --limit 1000 >"$o/after-refuse.events.json" 2>&1
     # The same in German (build/locale): the window and its refusal in the user s language.
     scenario refuse-de "" "" de_DE.UTF-8 "{\"toggle\": \"Entsperren per Fingerabdruck\", \"none\": \"Keine Finger registriert\",
-        \"add\": \"Finger hinzufügen\", \"pin\": \"PIN festlegen\", \"why\": \"Noch ist kein Finger registriert\"}"
+        \"add\": \"Finger hinzufügen\", \"pin\": \"PIN festlegen\", \"why\": \"Noch ist kein Finger registriert\",
+        \"whypin\": \"Keine PIN und kein Passwort\"}"
     # The fix for the missing passcode, from the window: the password, then the PIN twice.
     scenario pin "$2" "$3"
     bio status --json >"$o/after-pin.status.json" 2>&1

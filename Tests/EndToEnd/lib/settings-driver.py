@@ -22,7 +22,7 @@ from gi.repository import Atspi
 out, scenario, app = sys.argv[1], sys.argv[2], sys.argv[3:]
 # The texts looked for, in English unless DRIVER_NAMES (JSON) gives them in the app's language.
 names = {"toggle": "Fingerprint Unlock", "none": "No fingers enrolled", "add": "Add a Finger", "pin": "Set a PIN",
-         "why": "No finger is enrolled yet"}
+         "why": "No finger is enrolled yet", "whypin": "No PIN or password is set"}
 names.update(json.loads(os.environ.get("DRIVER_NAMES") or "{}"))
 # What the scenarios type (the test user's Unix password and the PIN it sets), from the environment.
 password, pin = os.environ.get("DRIVER_PASSWORD", ""), os.environ.get("DRIVER_PIN", "")
@@ -194,14 +194,14 @@ try:
         note(fix is not None, "refused-fix-offered", "no %r button after turning the toggle on" % names["add"])
         why = wait_for("the reason", named("list item", names["why"], exact=False), seconds=5)
         note(why is not None, "refused-says-why", "no row saying %r" % names["why"])
-        pinfix = wait_for("the PIN fix", named("push button", names["pin"]), seconds=5)
+        pinfix = wait_for("the PIN fix", named("push button", names["pin"], description=names["whypin"]), seconds=5)
         note(pinfix is not None, "refused-pin-fix-offered", "no 'Set a PIN' button (no passcode is set either)")
         off = wait_for("the toggle back off", lambda: (not state(toggle, pyatspi.STATE_CHECKED)) and state(toggle, pyatspi.STATE_SENSITIVE) and toggle, seconds=5)
         note(off is not None, "refused-toggle-stays-off", "the toggle is still on (or not usable) after the refusal")
         snapshot("refused")
     if scenario == "pin":
         # The fix offered for the missing passcode: Set a PIN, the password first, the PIN twice.
-        act(wait_for("the Set a PIN button", named("push button", "Set a PIN")))
+        act(wait_for("the Set a PIN button", named("push button", "Set a PIN", description=names["whypin"])))
         fields = {}
         for name in ("Your password", "New PIN", "New PIN again"):
             fields[name] = wait_for("the field " + name, named("password text", name), seconds=10)
@@ -213,14 +213,16 @@ try:
         act(wait_for("the Set PIN button", named("push button", "Set PIN", exact=False)))
         shown = wait_for("the passcode row saying PIN", named("label", "PIN"), seconds=20)
         note(shown is not None, "pin-set-shown", "the passcode row does not say PIN")
-        gone = wait_for("the PIN fix gone", lambda: named("push button", "Set a PIN")() is None and named("push button", "Add a Finger", description=names["why"])() and True, seconds=20)
+        gone = wait_for("the PIN fix gone", lambda: named("push button", "Set a PIN", description=names["whypin"])() is None
+                        and named("push button", "Set a PIN")() is None
+                        and named("push button", "Add a Finger", description=names["why"])() and True, seconds=20)
         note(gone is not None, "pin-fix-gone-finger-fix-stays", "after the PIN: 'Set a PIN' still offered, or 'Add a Finger' gone")
         snapshot("pin-set")
     if scenario == "enrol":
         # The PIN is set (scenario pin): turning it on now misses the finger alone.
         act(toggle)
         fix = wait_for("the fix button", named("push button", "Add a Finger", exact=False, description=names["why"]))
-        note(fix is not None and named("push button", "Set a PIN")() is None, "enrol-refused-finger-only",
+        note(fix is not None and named("push button", "Set a PIN", description=names["whypin"])() is None, "enrol-refused-finger-only",
              "not exactly 'Add a Finger' offered")
         act(fix)
         field = wait_for("the password field", named("password text", "Your password"), seconds=10)
