@@ -57,6 +57,18 @@ public final class Button: Widget {
     public func onClicked(_ body: @escaping () -> Void) { Signals.connect(g, "clicked", body) }
 }
 
+/// GtkToggleButton; in a group (`join`), one of a set of choices, like radio buttons (AT-SPI: a
+/// toggle button with its "click" action, which GTK 4.8 gives check buttons not).
+public final class ToggleButton: Widget {
+    public init(label: String) { super.init(GPointer(gtk_toggle_button_new_with_label(label))) }
+    public var isActive: Bool {
+        get { gtk_toggle_button_get_active(g.typed()) != 0 }
+        set { gtk_toggle_button_set_active(g.typed(), newValue ? 1 : 0) }
+    }
+    /// Makes this button one of `other`'s group: one of them is active at a time.
+    public func join(_ other: ToggleButton) { gtk_toggle_button_set_group(g.typed(), other.g.typed()) }
+}
+
 public final class Image: Widget {
     public init(icon: String) { super.init(GPointer(gtk_image_new_from_icon_name(icon))) }
 }

@@ -579,50 +579,67 @@ final class SettingsWindow {
         }, otherwise: {})
     }
 
-    /// Set a PIN: the password first (as passwd asks), then the new PIN twice.
+    /// Set (or change) the passcode: its kind (a PIN or a password), the Unix password first (as
+    /// passwd asks), then the new passcode twice. Checked here by the kind's own rules
+    /// (PasscodeKind, as the service checks it again) before anything is sent.
     func setPINDialog() {
+        let pinKind = ToggleButton(label: L("PIN"))
+        let passwordKind = ToggleButton(label: L("Password"))
+        passwordKind.join(pinKind)
+        pinKind.isActive = status?.passcode != "password"
+        passwordKind.isActive = status?.passcode == "password"
+        let kinds = Box(vertical: false)
+        kinds.addCSSClass("linked")
+        kinds.append(pinKind)
+        kinds.append(passwordKind)
         let password = PasswordEntry(placeholder: L("Your password"))
         password.accessibleName(L("Your password"))
-        let pin = PasswordEntry(placeholder: L("New PIN"))
-        pin.accessibleName(L("New PIN"))
-        let again = PasswordEntry(placeholder: L("New PIN again"))
-        again.accessibleName(L("New PIN again"))
+        let first = PasswordEntry(placeholder: L("New passcode"))
+        first.accessibleName(L("New passcode"))
+        let again = PasswordEntry(placeholder: L("New passcode again"))
+        again.accessibleName(L("New passcode again"))
         let fields = Box(vertical: true, spacing: 6)
+        fields.append(kinds)
         fields.append(password)
-        fields.append(pin)
+        fields.append(first)
         fields.append(again)
-        let dialog = MessageDialog(parent: window, heading: L("Set a PIN"),
-                                   body: L("Your password first, then the new PIN twice. The PIN is asked for when the reader cannot be used."))
+        let dialog = MessageDialog(parent: window, heading: L("Set a Passcode"),
+                                   body: L("A PIN (at least 4 digits) or a password (at least 6 characters), asked for when the reader cannot be used. Your password first, then the new passcode twice."))
         dialog.setExtraChild(fields)
         dialog.addResponse("cancel", L("Cancel"))
-        dialog.addResponse("set", L("Set PIN"), suggested: true)
+        dialog.addResponse("set", L("Set Passcode"), suggested: true)
         dialog.setCloseResponse("cancel")
         dialog.onResponse { [weak self] response in
             guard let self else { return }
-            let secrets = (SettingsWindow.take(password), SettingsWindow.take(pin), SettingsWindow.take(again))
-            guard response == "set", let proof = secrets.0, let first = secrets.1, let second = secrets.2 else { return }
-            guard !first.isEmpty, first.constantTimeEquals(second) else {
-                self.toasts.toast(L("The two PINs are not the same; nothing was changed."))
+            let kind: PasscodeKind = passwordKind.isActive ? .password : .pin
+            let secrets = (SettingsWindow.take(password), SettingsWindow.take(first), SettingsWindow.take(again))
+            guard response == "set", let proof = secrets.0, let new = secrets.1, let second = secrets.2 else { return }
+            if let problem = kind.problem(with: new) {
+                self.toasts.toast(L("The passcode was not set: {problem}.", ["problem": problem]))
                 return
             }
-            self.authenticate(proof, then: { self.setPasscode(first) }, otherwise: {})
+            guard new.constantTimeEquals(second) else {
+                self.toasts.toast(L("The two entries are not the same; nothing was changed."))
+                return
+            }
+            self.authenticate(proof, then: { self.setPasscode(new, kind: kind) }, otherwise: {})
         }
         dialog.present()
         password.grabFocus()
     }
 
-    func setPasscode(_ pin: Secret) {
-        guard let bus, let fd = SettingsWindow.carrying(pin) else { return }
-        bus.callManagerAsync(.setPasscode, [.string(""), .string("pin"), .handle(0)], descriptors: [fd.descriptor]) { [weak self] result in
+    func setPasscode(_ secret: Secret, kind: PasscodeKind) {
+        guard let bus, let fd = SettingsWindow.carrying(secret) else { return }
+        bus.callManagerAsync(.setPasscode, [.string(""), .string(kind.rawValue), .handle(0)], descriptors: [fd.descriptor]) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success:
-                self.toasts.toast(L("PIN set."))
+                self.toasts.toast(kind == .pin ? L("PIN set.") : L("Password set."))
                 self.refresh()
                 self.recheckMissing()
             case .failure(let e):
                 if e.managerError == .invalidPasscode {
-                    self.toasts.toast(L("PIN not set: {problem}", ["problem": e.message]))
+                    self.toasts.toast(L("The passcode was not set: {problem}.", ["problem": e.message]))
                 } else {
                     self.toasts.toast(Texts.error(e))
                 }

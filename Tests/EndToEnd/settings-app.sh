@@ -106,6 +106,7 @@ in_sandbox '
     # The finger removed from the window.
     scenario remove "$2"
     bio status --json >"$o/after-remove.status.json" 2>&1
+    bio log --json --limit 1000 >"$o/after-remove.events.json" 2>&1
     # The cancelled enrolment: its worker gone too (the service says no enrolment runs).
     sandbox_as "$USER_NAME" dbus-send --system --print-reply --dest=org.biounlock.Manager1 /org/biounlock/Manager1 \
         org.biounlock.Manager1.GetStatus string: >"$o/after-cancel.dbus" 2>&1
@@ -148,7 +149,8 @@ check "in German (de_DE.UTF-8): the toggle, the empty finger list, the refusal's
 p="$out/pin/driver.results"
 plogs=("$out/pin.log" "$p" "$out/pin/app.err" "$out/svc/dbus.log")
 presult() { grep -qx "ok $1" "$p" 2>/dev/null; }
-check "Set a PIN: the button opens a dialog with three named password fields (your password, the new PIN, again)" presult pin-dialog-fields -- "${plogs[@]}" "$out/pin/pin-dialog.tree"
+check "Set a PIN: the button opens a dialog with the kind (PIN chosen) and three named password fields (your password, the new passcode, again)" \
+    eval 'presult pin-dialog-fields && presult pin-kind-default'  -- "${plogs[@]}" "$out/pin/pin-dialog.tree"
 check "Set a PIN: typed through AT-SPI, confirmed; the passcode row then says PIN" presult pin-set-shown -- "${plogs[@]}" "$out/pin/pin-set.tree"
 check "Set a PIN: the missing passcode is no longer said; the missing finger still is, with its button" presult pin-fix-gone-finger-fix-stays -- "${plogs[@]}" "$out/pin/pin-set.tree"
 check "Set a PIN: nothing failed in the driver" eval '! grep -q "^fail" "$p" && grep -q "^ok screenshot-pin-set" "$p"' -- "$p"
@@ -195,9 +197,12 @@ check "Remove a finger: the service has no finger left for $USER_" \
 check "Add a Finger from the fingers group, then Cancel while the reader waits: the dialog closes" \
     eval '( for n in fingers-add-button cancel-reader-ready cancel-closed; do grep -qx "ok $n" "$m" || exit 1; done )' \
     -- "$m" "$out/remove.log" "$out/remove/app.err"
-check "Remove the passcode from its row: the row says Not set and offers Set a PIN; the service has none" \
-    eval 'grep -qx "ok passcode-remove-button" "$m" && grep -qx "ok passcode-removed" "$m" && [ "$(user_field after-remove "$USER_" passcode)" = null ]' \
-    -- "$m" "$out/remove/passcode-removed.tree" "$out/after-remove.status.json"
+check "Remove the passcode from its row: the row says Not set and offers Set a PIN; the service recorded passcode-removed" \
+    eval 'grep -qx "ok passcode-remove-button" "$m" && grep -qx "ok passcode-removed" "$m" && grep -q "\"passcode-removed\"" "$out/after-remove.events.json"' \
+    -- "$m" "$out/remove/passcode-removed.tree" "$out/after-remove.events.json"
+check "A password as the passcode: chosen in the dialog (the 'Password' toggle of the PIN-or-password group), typed, set; the row says Password" \
+    eval 'grep -qx "ok password-kind-chosen" "$m" && grep -qx "ok password-set-shown" "$m" && [ "$(user_field after-remove "$USER_" passcode)" = "\"password\"" ]' \
+    -- "$m" "$out/remove/app.err" "$out/after-remove.status.json"
 check "... and nothing was stored: no finger, and no enrolment left running in the service" \
     eval '[ "$(user_field after-remove "$USER_" fingers)" = "[]" ] && grep -A1 "\"enrolling\"" "$out/after-cancel.dbus" | grep -q "boolean false"' \
     -- "$out/after-cancel.dbus"

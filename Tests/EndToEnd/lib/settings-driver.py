@@ -54,9 +54,9 @@ def walk(acc, depth=0):
 def describe(acc):
     try:
         states = acc.getState()
-        flags = [s for s, n in ((pyatspi.STATE_CHECKED, "checked"), (pyatspi.STATE_SENSITIVE, "sensitive"),
+        flags = [s for s, n in ((pyatspi.STATE_CHECKED, "checked"), (pyatspi.STATE_PRESSED, "pressed"), (pyatspi.STATE_SENSITIVE, "sensitive"),
                                 (pyatspi.STATE_SHOWING, "showing"), (pyatspi.STATE_FOCUSED, "focused")) if states.contains(s)]
-        names = {pyatspi.STATE_CHECKED: "checked", pyatspi.STATE_SENSITIVE: "sensitive", pyatspi.STATE_SHOWING: "showing",
+        names = {pyatspi.STATE_CHECKED: "checked", pyatspi.STATE_PRESSED: "pressed", pyatspi.STATE_SENSITIVE: "sensitive", pyatspi.STATE_SHOWING: "showing",
                  pyatspi.STATE_FOCUSED: "focused"}
         return "%s %r desc=%r [%s]" % (acc.getRoleName(), acc.name, acc.description, ",".join(names[s] for s in flags))
     except Exception as e:
@@ -112,6 +112,11 @@ def state(acc, s):
         return acc.getState().contains(s)
     except Exception:
         return False
+
+
+def chosen_state(acc):
+    """A toggle that is on: pressed (GTK 4.8's toggle buttons) or checked."""
+    return state(acc, pyatspi.STATE_PRESSED) or state(acc, pyatspi.STATE_CHECKED)
 
 
 def act(acc, names=("activate", "click", "toggle", "press")):
@@ -203,14 +208,16 @@ try:
         # The fix offered for the missing passcode: Set a PIN, the password first, the PIN twice.
         act(wait_for("the Set a PIN button", named("push button", "Set a PIN", description=names["whypin"])))
         fields = {}
-        for name in ("Your password", "New PIN", "New PIN again"):
+        for name in ("Your password", "New passcode", "New passcode again"):
             fields[name] = wait_for("the field " + name, named("password text", name), seconds=10)
         note(all(fields.values()), "pin-dialog-fields", "missing fields: %s" % [n for n, f in fields.items() if not f])
         snapshot("pin-dialog")
-        for name, text in (("Your password", password), ("New PIN", pin), ("New PIN again", pin)):
+        pinkind = named("push button", "PIN")()
+        note(pinkind is not None and chosen_state(pinkind), "pin-kind-default", "the PIN kind is not chosen by default")
+        for name, text in (("Your password", password), ("New passcode", pin), ("New passcode again", pin)):
             type_into(fields[name], text)
-        # (GTK 4.8 names a dialog's buttons twice: "Set PIN Set PIN".)
-        act(wait_for("the Set PIN button", named("push button", "Set PIN", exact=False)))
+        # (GTK 4.8 names a dialog's buttons twice: "Set Passcode Set Passcode".)
+        act(wait_for("the Set Passcode button", named("push button", "Set Passcode", exact=False)))
         shown = wait_for("the passcode row saying PIN", named("label", "PIN"), seconds=20)
         note(shown is not None, "pin-set-shown", "the passcode row does not say PIN")
         gone = wait_for("the PIN fix gone", lambda: named("push button", "Set a PIN", description=names["whypin"])() is None
@@ -285,6 +292,18 @@ try:
         unset = wait_for("the passcode not set", lambda: named("push button", "Set a PIN")() and named("label", "Not set")(), seconds=20)
         note(unset is not None, "passcode-removed", "the passcode row does not say Not set with a 'Set a PIN' button")
         snapshot("passcode-removed")
+        # A password as the passcode this time: its kind chosen in the dialog.
+        act(wait_for("the row's Set a PIN", named("push button", "Set a PIN"), seconds=10))
+        # (GTK 4.8 shows a toggle button as a push button, pressed when chosen.)
+        kind = wait_for("the Password kind", named("push button", "Password"), seconds=10)
+        act(kind)
+        chosen = wait_for("Password chosen", lambda: chosen_state(kind) and kind, seconds=5)
+        note(chosen is not None, "password-kind-chosen", "the Password kind could not be chosen")
+        for name, text in (("Your password", password), ("New passcode", "horse-Battery-9"), ("New passcode again", "horse-Battery-9")):
+            type_into(wait_for("the field " + name, named("password text", name), seconds=10), text)
+        act(wait_for("the Set Passcode button", named("push button", "Set Passcode", exact=False)))
+        shown = wait_for("the row saying Password", lambda: named("dialog", "Set a Passcode")() is None and named("label", "Password")(), seconds=20)
+        note(shown is not None, "password-set-shown", "the passcode row does not say Password")
     note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
 finally:
     if proc.poll() is None:
