@@ -49,7 +49,7 @@ enum Texts {
         case .authenticationRequired?:
             return L("The service asks for your password again.")
         case .authenticationFailed?:
-            return L("That is neither your password nor your biometric unlock passcode; nothing was changed.")
+            return L("Wrong password or passcode; nothing was changed.")
         case .tooManyAttempts?:
             let seconds = Int64(e.message.prefix { $0.isNumber }) ?? 60
             return L("Too many failed attempts: try again in {time}.", ["time": describeTimeLeft(seconds)])

@@ -192,6 +192,9 @@ m="$out/remove/driver.results"
 check "Remove a finger: its row's button (named 'Remove Right index finger') asks for the password, then the row is gone" \
     eval '( for n in remove-button remove-asks-password remove-done; do grep -qx "ok $n" "$m" || exit 1; done ) && ! grep -q "^fail" "$m"' \
     -- "$m" "$out/remove.log" "$out/remove/app.err" "$out/remove/removed.tree"
+check "a wrong password in the proof dialog: a toast says so in words (no D-Bus error name), nothing removed" \
+    eval 'grep -qx "ok wrong-password-said" "$m" && ! grep -q "org.biounlock\|org.freedesktop" "$out/remove/wrong-password.tree"' \
+    -- "$m" "$out/remove/wrong-password.tree"
 check "Remove a finger: the service has no finger left for $USER_" \
     eval '[ "$(user_field after-remove "$USER_" fingers)" = "[]" ]' -- "$out/after-remove.status.json"
 check "Add a Finger from the fingers group, then Cancel while the reader waits: the dialog closes" \

@@ -267,6 +267,15 @@ try:
         # The finger the app enrolled, removed from its row (a new connection: the password first).
         remove = wait_for("the remove button", named("push button", "Remove Right index finger"), seconds=20)
         note(remove is not None, "remove-button", "no button named 'Remove Right index finger'")
+        # A wrong password first: refused in words, nothing removed.
+        act(remove)
+        field = wait_for("the password field", named("password text", "Your password"), seconds=10)
+        type_into(field, "not-the-password")
+        act(wait_for("the Confirm button", named("push button", "Confirm", exact=False)))
+        said = wait_for("the refusal", named("label", "Wrong password or passcode; nothing was changed."), seconds=20)
+        note(said is not None and named("list item", "Right index finger")() is not None, "wrong-password-said",
+             "no toast saying the password was wrong, or the finger is gone")
+        snapshot("wrong-password")
         act(remove)
         field = wait_for("the password field", named("password text", "Your password"), seconds=10)
         note(field is not None, "remove-asks-password", "no 'Your password' field")
