@@ -105,7 +105,7 @@ enum Texts {
         }
         // TRANSLATORS: {ways} is a list such as "entering your passcode, a reset".
         let cleared = ways.isEmpty ? "" : " " + L("(or earlier: {ways})", ["ways": ways.joined(separator: L(", "))])
-        guard l.until > 0 else { return L("Locked until {ways}", ["ways": ways.joined(separator: L(", "))]) }
+        guard l.until > 0 else { return L("Locked until cleared by: {ways}", ["ways": ways.joined(separator: L(", "))]) }
         return L("Locked: {time} left", ["time": describeTimeLeft(l.until &- now)]) + cleared
     }
 

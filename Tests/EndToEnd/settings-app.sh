@@ -41,7 +41,12 @@ trap 'sandbox_destroy' EXIT
 trap 'exit 130' INT TERM HUP
 callers_setup
 sandbox_add_user "$USER_" "$USER_UID" "$USER_PW"
+# One wrong finger locks the finger out (bio_lockout=1), for sudo's module and for the service
+# alike, so that the window's lockout row has something to say.
+export SANDBOX_MODULE_ARGS="bio_lockout=1"
 sandbox_write_config
+printf 'bio_lockout = 1\n' >"$SANDBOX_DIR/etc/biounlock.conf"
+chmod 0644 "$SANDBOX_DIR/etc/biounlock.conf"
 
 # One namespace, one system bus, one polkitd and one biounlockd for every scenario; each
 # scenario is one run of the app under a fresh Xvfb (in a network namespace of its own) and a
@@ -103,6 +108,12 @@ in_sandbox '
     SANDBOX_TOUCH_LOG="$o/sudo-touch.touch" sandbox_touch_bg "$4"
     run sudo-touch "" /usr/bin/sudo -S -k id -u
     sandbox_touch_end 3; echo $? >"$o/sudo-touch.touchrc"
+    # A wrong finger at sudo: the finger is locked out (bio_lockout=1); the password is asked
+    # (nothing typed: sudo fails).
+    SANDBOX_TOUCH_LOG="$o/sudo-wrong.touch" sandbox_touch_bg "$4-wrong"
+    run sudo-wrong "" /usr/bin/sudo -S -k id -u
+    sandbox_touch_end 3
+    bio --config "$SANDBOX_DIR/etc/biounlock.conf" status --json >"$o/after-wrong.status.json" 2>&1
     # The finger removed from the window.
     scenario remove "$2"
     bio status --json >"$o/after-remove.status.json" 2>&1
@@ -189,6 +200,10 @@ check "sudo then: takes the finger the app enrolled (no password typed)" \
     -- "$out/sudo-touch.out" "$out/sudo-touch.err" "$out/sudo-touch.touch"
 
 m="$out/remove/driver.results"
+check "a wrong finger at sudo (bio_lockout=1): the service's status says the finger is locked out" \
+    eval '[ "$(user_field after-wrong "$USER_" biometric_lockout.locked)" = true ]' -- "$out/after-wrong.status.json" "$out/sudo-wrong.out" "$out/sudo-wrong.err"
+check "... and the window's Fingerprint Lockout row says Locked, and what clears it (the passcode first)" \
+    eval 'grep -qx "ok lockout-shown" "$m"' -- "$m" "$out/remove/lockout.tree"
 check "Remove a finger: its row's button (named 'Remove Right index finger') asks for the password, then the row is gone" \
     eval '( for n in remove-button remove-asks-password remove-done; do grep -qx "ok $n" "$m" || exit 1; done ) && ! grep -q "^fail" "$m"' \
     -- "$m" "$out/remove.log" "$out/remove/app.err" "$out/remove/removed.tree"

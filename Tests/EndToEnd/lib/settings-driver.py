@@ -264,6 +264,11 @@ try:
         note(seen is not None, "events-shown", "the recent events do not show the PIN, the finger and turning it on")
         snapshot("on")
     if scenario == "remove":
+        # The lockout a wrong finger left (bio_lockout=1): the time left and what ends it sooner.
+        locked = wait_for("the lockout", named("label", "Locked", exact=False), seconds=10)
+        note(locked is not None and locked.name.startswith("Locked") and "entering your passcode" in locked.name, "lockout-shown",
+             "the lockout row says %r" % (locked.name if locked else None))
+        snapshot("lockout")
         # The finger the app enrolled, removed from its row (a new connection: the password first).
         remove = wait_for("the remove button", named("push button", "Remove Right index finger"), seconds=20)
         note(remove is not None, "remove-button", "no button named 'Remove Right index finger'")
