@@ -18,6 +18,7 @@
 //   service         BiounlockServiceProtocol          (biounlockd's D-Bus API: names, values, the status shape; pure Swift)
 //                   BiounlockBus                      (GDBus/GVariant for the service and its clients; CGIO)
 //                   BiounlockService -> biounlockd    (the method handlers, polkit and re-authentication rules; GLib-free)
+//   settings app    CGtk, BiounlockGtk -> biounlock-settings  (GTK 4 + libadwaita; biounlockd's client only)
 //   CLI             biounlock                         (admin tool, thin: logic lives in the libraries; a user's own
 //                                                      account through biounlockd)
 import PackageDescription
@@ -114,6 +115,7 @@ let package = Package(
         .executable(name: "biounlock-face", targets: ["biounlock-face"]),
         .executable(name: "pam-harness", targets: ["pam-harness"]),
         .executable(name: "biounlockd", targets: ["biounlockd"]),
+        .executable(name: "biounlock-settings", targets: ["biounlock-settings"]),
     ],
     targets: [
         // C wrappers: one system-library target per C library.
@@ -249,6 +251,20 @@ let package = Package(
             dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockService", "BiounlockServiceProtocol", "BiounlockBus"],
             swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: [dynamicSQLite, .unsafeFlags(["-static-stdlib"])]
+        ),
+
+        // The settings app (issue 31): GTK 4 + libadwaita (Debian 12: 4.8 and 1.2) through CGtk and
+        // a thin layer of our own (BiounlockGtk), a client of biounlockd only (BiounlockBus): it
+        // never links the store, the sensors or libfprint.
+        .systemLibrary(name: "CGtk", pkgConfig: "libadwaita-1", providers: [.apt(["libgtk-4-dev", "libadwaita-1-dev"])]),
+        .target(name: "BiounlockGtk", dependencies: ["CGtk"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(
+            name: "biounlock-settings",
+            // BiounlockAdmin for the audit rows in words (StatusReport.describe): no store in it.
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockServiceProtocol", "BiounlockBus", "BiounlockGtk"],
+            // GTK runs on the main thread only, and so does everything here: Swift 5 mode.
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]
         ),
 
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.

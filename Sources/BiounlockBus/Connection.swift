@@ -123,6 +123,67 @@ public final class BusConnection: @unchecked Sendable {
         return .success(members)
     }
 
+    private final class Reply {
+        let connection: BusConnection
+        let completion: (Result<[BusValue], BusError>) -> Void
+        init(_ connection: BusConnection, _ completion: @escaping (Result<[BusValue], BusError>) -> Void) {
+            self.connection = connection; self.completion = completion
+        }
+    }
+
+    /// The same call without waiting: `completion` runs later on the thread that runs the
+    /// caller's thread-default main context (the settings app: GTK's main loop), so that a
+    /// window never blocks while the service works. The connection stays alive until then.
+    public func callManagerAsync(_ method: ManagerAPI.Method, _ arguments: [BusValue] = [], descriptors: [FileDescriptor] = [],
+                                 timeoutMilliseconds: Int32 = 120_000, interactive: Bool = false,
+                                 _ completion: @escaping (Result<[BusValue], BusError>) -> Void) {
+        callAsync(ManagerAPI.busName, ManagerAPI.objectPath, ManagerAPI.interface, method.rawValue, arguments, descriptors: descriptors,
+                  timeoutMilliseconds: timeoutMilliseconds, interactive: interactive, completion)
+    }
+
+    /// Any method call, without waiting (as callManagerAsync).
+    public func callAsync(_ destination: String, _ path: String, _ interface: String, _ method: String,
+                          _ arguments: [BusValue] = [], descriptors: [FileDescriptor] = [], timeoutMilliseconds: Int32 = -1,
+                          interactive: Bool = false, _ completion: @escaping (Result<[BusValue], BusError>) -> Void) {
+        let parameters = Variants.make(.tuple(arguments))
+        var fdList: UnsafeMutablePointer<GUnixFDList>?
+        if !descriptors.isEmpty {
+            fdList = g_unix_fd_list_new()
+            for d in descriptors {
+                var error: UnsafeMutablePointer<GError>?
+                if g_unix_fd_list_append(fdList, d.rawValue, &error) < 0 {
+                    g_object_unref(UnsafeMutableRawPointer(fdList))
+                    g_variant_unref(g_variant_ref_sink(parameters))
+                    completion(.failure(BusError.take(error)))
+                    return
+                }
+            }
+        }
+        // The list holds its own duplicates of the descriptors: the caller may close its own now.
+        defer { if let fdList { g_object_unref(UnsafeMutableRawPointer(fdList)) } }
+        var flags = G_DBUS_CALL_FLAGS_NONE.rawValue
+        if interactive { flags |= G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION.rawValue }
+        let data = Unmanaged.passRetained(Reply(self, completion)).toOpaque()
+        g_dbus_connection_call_with_unix_fd_list(pointer, destination, path, interface, method,
+                                                 parameters, nil, GDBusCallFlags(rawValue: flags), timeoutMilliseconds, fdList, nil, { _, result, data in
+            guard let data else { return }
+            let reply = Unmanaged<Reply>.fromOpaque(data).takeRetainedValue()
+            var error: UnsafeMutablePointer<GError>?
+            var outList: UnsafeMutablePointer<GUnixFDList>?
+            guard let value = g_dbus_connection_call_with_unix_fd_list_finish(reply.connection.pointer, &outList, result, &error) else {
+                reply.completion(.failure(BusError.take(error)))
+                return
+            }
+            if let outList { g_object_unref(UnsafeMutableRawPointer(outList)) }
+            defer { g_variant_unref(value) }
+            guard case .tuple(let members)? = Variants.read(value) else {
+                reply.completion(.failure(BusError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "a reply biounlock cannot read")))
+                return
+            }
+            reply.completion(.success(members))
+        }, data)
+    }
+
     /// A call to biounlockd (ManagerAPI's bus name, path and interface).
     public func callManager(_ method: ManagerAPI.Method, _ arguments: [BusValue] = [], descriptors: [FileDescriptor] = [],
                             timeoutMilliseconds: Int32 = 120_000, interactive: Bool = false) -> Result<[BusValue], BusError> {

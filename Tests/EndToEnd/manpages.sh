@@ -30,7 +30,7 @@ if out="$("$repo/scripts/man" "$tmp/man" 2>&1)"; then
 else
     fail "scripts/man renders man/*.scd" "$out"; finish
 fi
-for page in biounlock.8 pam_biounlock.8 biounlock.conf.5 biounlockd.8; do
+for page in biounlock.8 pam_biounlock.8 biounlock.conf.5 biounlockd.8 biounlock-settings.1; do
     if [ ! -s "$tmp/man/$page" ]; then fail "$page exists and is not empty"; continue; fi
     if command -v man >/dev/null 2>&1; then
         warnings="$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$tmp/man/$page" 2>&1 >/dev/null)"

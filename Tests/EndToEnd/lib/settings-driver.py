@@ -1,0 +1,328 @@
+#!/usr/bin/python3
+"""Drives biounlock-settings through AT-SPI (python3-pyatspi), as a screen reader or a person
+with a keyboard would: finds controls by role and accessible name, activates them through their
+AT-SPI actions, and waits for what the window shows (never a fixed sleep: every wait polls the
+accessible tree, bounded).
+
+    settings-driver.py OUTDIR SCENARIO APP [ARGS...]
+
+Runs APP, plays SCENARIO, and writes OUTDIR/driver.results: one line per check, "ok NAME" or
+"fail NAME: why", which Tests/EndToEnd/settings-app.sh turns into its ok/not ok lines; and
+OUTDIR/NAME.tree, the accessible tree at each screenshot, OUTDIR/NAME.png the screen.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pyatspi
+from gi.repository import Atspi
+
+out, scenario, app = sys.argv[1], sys.argv[2], sys.argv[3:]
+# The texts looked for, in English unless DRIVER_NAMES (JSON) gives them in the app's language.
+names = {"toggle": "Fingerprint Unlock", "none": "No fingers enrolled", "add": "Add a Finger", "pin": "Set a PIN",
+         "why": "No finger is enrolled yet", "whypin": "No PIN or password is set"}
+names.update(json.loads(os.environ.get("DRIVER_NAMES") or "{}"))
+# What the scenarios type (the test user's Unix password and the PIN it sets), from the environment.
+password, pin = os.environ.get("DRIVER_PASSWORD", ""), os.environ.get("DRIVER_PIN", "")
+results = open(os.path.join(out, "driver.results"), "w", buffering=1)
+
+
+def note(ok, name, why=""):
+    results.write(("ok " + name if ok else "fail " + name + ": " + why) + "\n")
+    return ok
+
+
+def walk(acc, depth=0):
+    """Every accessible under acc (depth first), bounded."""
+    if acc is None or depth > 40:
+        return
+    yield acc
+    try:
+        n = acc.childCount
+    except Exception:
+        return
+    for i in range(min(n, 500)):
+        try:
+            child = acc.getChildAtIndex(i)
+        except Exception:
+            continue
+        yield from walk(child, depth + 1)
+
+
+def describe(acc):
+    try:
+        states = acc.getState()
+        flags = [s for s, n in ((pyatspi.STATE_CHECKED, "checked"), (pyatspi.STATE_PRESSED, "pressed"), (pyatspi.STATE_SENSITIVE, "sensitive"),
+                                (pyatspi.STATE_SHOWING, "showing"), (pyatspi.STATE_FOCUSED, "focused")) if states.contains(s)]
+        names = {pyatspi.STATE_CHECKED: "checked", pyatspi.STATE_PRESSED: "pressed", pyatspi.STATE_SENSITIVE: "sensitive", pyatspi.STATE_SHOWING: "showing",
+                 pyatspi.STATE_FOCUSED: "focused"}
+        return "%s %r desc=%r [%s]" % (acc.getRoleName(), acc.name, acc.description, ",".join(names[s] for s in flags))
+    except Exception as e:
+        return "? (%s)" % e
+
+
+def application():
+    desktop = pyatspi.Registry.getDesktop(0)
+    for i in range(desktop.childCount):
+        try:
+            a = desktop.getChildAtIndex(i)
+            if a is not None and a.name == "biounlock-settings":
+                return a
+        except Exception:
+            continue
+    return None
+
+
+def wait_for(what, find, seconds=20):
+    """Polls find() (every 50 ms, at most `seconds`) until it returns something."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            found = find()
+        except Exception:
+            found = None
+        if found:
+            return found
+        if proc.poll() is not None:
+            raise SystemExit(note(False, "app-running", "the app ended (status %s) while waiting for %s" % (proc.returncode, what)) and 1)
+        time.sleep(0.05)
+    return None
+
+
+def named(role, name, exact=True, description=None):
+    """The first accessible of `role` named `name` (or whose name holds it), and whose
+    description starts with `description` when one is given."""
+    def find():
+        a = application()
+        for acc in walk(a):
+            try:
+                if acc.getRoleName() == role and (acc.name == name if exact else name in acc.name) \
+                        and (description is None or acc.description.startswith(description)):
+                    return acc
+            except Exception:
+                continue
+        return None
+    return find
+
+
+def state(acc, s):
+    try:
+        return acc.getState().contains(s)
+    except Exception:
+        return False
+
+
+def chosen_state(acc):
+    """A toggle that is on: pressed (GTK 4.8's toggle buttons) or checked."""
+    return state(acc, pyatspi.STATE_PRESSED) or state(acc, pyatspi.STATE_CHECKED)
+
+
+def act(acc, names=("activate", "click", "toggle", "press")):
+    """Runs the accessible's action (the one a screen reader's 'activate' runs)."""
+    action = acc.queryAction()
+    available = [action.getName(i) for i in range(action.nActions)]
+    for i, n in enumerate(available):
+        if n in names:
+            return action.doAction(i)
+    raise RuntimeError("no action among %s" % available)
+
+
+def tab_to(acc, tabs=8):
+    """Tab (as a person would) until acc has the keyboard focus; whether it got it."""
+    for _ in range(tabs):
+        if wait_for("focus on " + acc.name, lambda: state(acc, pyatspi.STATE_FOCUSED), seconds=1):
+            return True
+        Atspi.generate_keyboard_event(0xff09, None, Atspi.KeySynthType.SYM)   # Tab
+    return state(acc, pyatspi.STATE_FOCUSED)
+
+
+def type_into(acc, text):
+    """Text into a field, as keys through AT-SPI's device controller (XTest): GTK 4.8 has
+    neither AT-SPI's EditableText nor a working grabFocus, so focus moves with Tab, as a
+    person's does, until the field has it."""
+    tab_to(acc)
+    Atspi.generate_keyboard_event(0, text, Atspi.KeySynthType.STRING)
+    # The characters reached the field once its text has that length.
+    typed = wait_for("the typed text", lambda: acc.queryText().characterCount == len(text), seconds=5)
+    note(typed is not None, "typed-into-" + acc.name.split(" ")[0].lower() + "-" + str(len(text)), "the field did not get the text")
+
+
+def snapshot(name):
+    with open(os.path.join(out, name + ".tree"), "w") as f:
+        for acc in walk(application()):
+            f.write(describe(acc) + "\n")
+    r = subprocess.run(["import", "-window", "root", os.path.join(out, name + ".png")],
+                       stdout=subprocess.DEVNULL, stderr=open(os.path.join(out, name + ".import.err"), "w"), timeout=30)
+    note(r.returncode == 0 and os.path.getsize(os.path.join(out, name + ".png")) > 0, "screenshot-" + name, "import failed")
+
+
+proc = subprocess.Popen(app, stdout=open(os.path.join(out, "app.out"), "w"), stderr=open(os.path.join(out, "app.err"), "w"))
+try:
+    toggle = wait_for("the toggle", named("check box", names["toggle"]), seconds=40)
+    if not note(toggle is not None, "toggle-found", "no check box named %r" % names["toggle"]):
+        raise SystemExit(1)
+    if scenario == "noservice":
+        # No system bus: the window says so in words (never a D-Bus error name) and offers nothing.
+        problem = wait_for("the problem row", named("list item", "Cannot Reach the Service"), seconds=20)
+        note(problem is not None, "noservice-said", "no 'Cannot Reach the Service' row")
+        snapshot("noservice")
+        tree = open(os.path.join(out, "noservice.tree")).read()
+        note(not state(toggle, pyatspi.STATE_SENSITIVE) and "org.freedesktop" not in tree and "biounlock.NoBus" not in tree
+             and named("list item", names["none"], exact=False)() is None, "noservice-nothing-offered",
+             "the toggle can be used, a D-Bus name is shown, or a status is shown")
+        raise SystemExit(0)
+    # The status arrived from the service once the toggle can be used.
+    ready = wait_for("the status", lambda: state(toggle, pyatspi.STATE_SENSITIVE) and toggle)
+    note(ready is not None, "status-shown", "the toggle never became usable (no status from biounlockd)")
+    fresh = scenario in ("refuse", "refuse-de", "pin", "enrol")   # no finger yet, biometric unlock off
+    if fresh:
+        note(not state(toggle, pyatspi.STATE_CHECKED), "toggle-off-by-default", "the toggle is on")
+    # A client of biounlockd only: the window is up and has talked to the service, and the
+    # process has loaded neither the reader's library nor the store's.
+    maps = open("/proc/%d/maps" % proc.pid).read()
+    note("libfprint" not in maps and "libsqlite3" not in maps, "no-store-no-reader",
+         "mapped: " + " ".join(sorted({l.split()[-1] for l in maps.splitlines() if "libfprint" in l or "libsqlite3" in l})))
+    if fresh:
+        nofinger = wait_for("the no-fingers row", named("list item", names["none"], exact=False), seconds=5)
+        note(nofinger is not None, "fingers-none-shown", "no 'No fingers enrolled' row")
+
+    if scenario in ("refuse", "pin", "refuse-de"):
+        if scenario == "refuse":
+            # Keyboard only: Tab to the switch, Space.
+            note(tab_to(toggle), "keyboard-focus-toggle", "Tab never reached the switch")
+            Atspi.generate_keyboard_event(0x20, None, Atspi.KeySynthType.SYM)   # space
+        else:
+            act(toggle)
+        fix = wait_for("the fix button", named("push button", names["add"], description=names["why"]))
+        note(fix is not None, "refused-fix-offered", "no %r button after turning the toggle on" % names["add"])
+        why = wait_for("the reason", named("list item", names["why"], exact=False), seconds=5)
+        note(why is not None, "refused-says-why", "no row saying %r" % names["why"])
+        pinfix = wait_for("the PIN fix", named("push button", names["pin"], description=names["whypin"]), seconds=5)
+        note(pinfix is not None, "refused-pin-fix-offered", "no 'Set a PIN' button (no passcode is set either)")
+        off = wait_for("the toggle back off", lambda: (not state(toggle, pyatspi.STATE_CHECKED)) and state(toggle, pyatspi.STATE_SENSITIVE) and toggle, seconds=5)
+        note(off is not None, "refused-toggle-stays-off", "the toggle is still on (or not usable) after the refusal")
+        snapshot("refused")
+    if scenario == "pin":
+        # The fix offered for the missing passcode: Set a PIN, the password first, the PIN twice.
+        act(wait_for("the Set a PIN button", named("push button", "Set a PIN", description=names["whypin"])))
+        fields = {}
+        for name in ("Your password", "New passcode", "New passcode again"):
+            fields[name] = wait_for("the field " + name, named("password text", name), seconds=10)
+        note(all(fields.values()), "pin-dialog-fields", "missing fields: %s" % [n for n, f in fields.items() if not f])
+        snapshot("pin-dialog")
+        pinkind = named("push button", "PIN")()
+        note(pinkind is not None and chosen_state(pinkind), "pin-kind-default", "the PIN kind is not chosen by default")
+        for name, text in (("Your password", password), ("New passcode", pin), ("New passcode again", pin)):
+            type_into(fields[name], text)
+        # (GTK 4.8 names a dialog's buttons twice: "Set Passcode Set Passcode".)
+        act(wait_for("the Set Passcode button", named("push button", "Set Passcode", exact=False)))
+        shown = wait_for("the passcode row saying PIN", named("label", "PIN"), seconds=20)
+        note(shown is not None, "pin-set-shown", "the passcode row does not say PIN")
+        gone = wait_for("the PIN fix gone", lambda: named("push button", "Set a PIN", description=names["whypin"])() is None
+                        and named("push button", "Set a PIN")() is None
+                        and named("push button", "Add a Finger", description=names["why"])() and True, seconds=20)
+        note(gone is not None, "pin-fix-gone-finger-fix-stays", "after the PIN: 'Set a PIN' still offered, or 'Add a Finger' gone")
+        snapshot("pin-set")
+    if scenario == "enrol":
+        # The PIN is set (scenario pin): turning it on now misses the finger alone.
+        act(toggle)
+        fix = wait_for("the fix button", named("push button", "Add a Finger", exact=False, description=names["why"]))
+        note(fix is not None and named("push button", "Set a PIN", description=names["whypin"])() is None, "enrol-refused-finger-only",
+             "not exactly 'Add a Finger' offered")
+        act(fix)
+        field = wait_for("the password field", named("password text", "Your password"), seconds=10)
+        note(field is not None, "enrol-asks-password", "no 'Your password' field")
+        type_into(field, password)
+        act(wait_for("the Confirm button", named("push button", "Confirm", exact=False)))
+        bar = wait_for("the progress bar", named("progress bar", "Enrolment progress"), seconds=20)
+        note(bar is not None, "enrol-dialog", "no progress bar named 'Enrolment progress'")
+        # Two touches (the test's finger waits for the go-ahead before the other three).
+        mid = wait_for("touch 2 of 5", named("label", "Touch 2 of 5 taken."), seconds=40)
+        value = bar.queryValue().currentValue if bar else -1
+        note(mid is not None and abs(value - 0.4) < 0.01, "enrol-progress-2-of-5",
+             "label %s, progress value %s" % (mid and mid.name, value))
+        snapshot("enrolling")
+        open(os.path.join(out, "continue"), "w").close()
+        done = wait_for("the end", named("label", "Right index finger enrolled."), seconds=40)
+        value = bar.queryValue().currentValue if bar else -1
+        note(done is not None and abs(value - 1.0) < 0.01, "enrol-done", "no 'Right index finger enrolled.' (progress %s)" % value)
+        snapshot("enrolled")
+        act(wait_for("the Done button", named("push button", "Done", exact=False)))
+        listed = wait_for("the finger row", named("list item", "Right index finger"), seconds=20)
+        note(listed is not None, "enrol-finger-listed", "no 'Right index finger' row")
+        gone = wait_for("the missing rows gone", lambda: named("list item", names["why"], exact=False)() is None and True, seconds=20)
+        note(gone is not None, "enrol-fix-gone", "still said: %r" % names["why"])
+        # On, at last: the proof given for the enrolment still holds (no second password).
+        act(toggle)
+        on = wait_for("the toggle on", lambda: state(toggle, pyatspi.STATE_CHECKED) and named("label", "On")(), seconds=20)
+        note(on is not None, "toggle-on", "the toggle is not on (or its row does not say On)")
+        # Recent events: the user's own audit rows, in words, newest first.
+        seen = wait_for("the events", lambda: named("list item", "biometric unlock turned on")()
+                        and named("list item", "finger enrolled: right-index-finger")() and named("list item", "PIN set")(), seconds=20)
+        note(seen is not None, "events-shown", "the recent events do not show the PIN, the finger and turning it on")
+        snapshot("on")
+    if scenario == "remove":
+        # The lockout a wrong finger left (bio_lockout=1): the time left and what ends it sooner.
+        locked = wait_for("the lockout", named("label", "Locked", exact=False), seconds=10)
+        note(locked is not None and locked.name.startswith("Locked") and "entering your passcode" in locked.name, "lockout-shown",
+             "the lockout row says %r" % (locked.name if locked else None))
+        snapshot("lockout")
+        # The finger the app enrolled, removed from its row (a new connection: the password first).
+        remove = wait_for("the remove button", named("push button", "Remove Right index finger"), seconds=20)
+        note(remove is not None, "remove-button", "no button named 'Remove Right index finger'")
+        # A wrong password first: refused in words, nothing removed.
+        act(remove)
+        field = wait_for("the password field", named("password text", "Your password"), seconds=10)
+        type_into(field, "not-the-password")
+        act(wait_for("the Confirm button", named("push button", "Confirm", exact=False)))
+        said = wait_for("the refusal", named("label", "Wrong password or passcode; nothing was changed."), seconds=20)
+        note(said is not None and named("list item", "Right index finger")() is not None, "wrong-password-said",
+             "no toast saying the password was wrong, or the finger is gone")
+        snapshot("wrong-password")
+        act(remove)
+        field = wait_for("the password field", named("password text", "Your password"), seconds=10)
+        note(field is not None, "remove-asks-password", "no 'Your password' field")
+        type_into(field, password)
+        act(wait_for("the Confirm button", named("push button", "Confirm", exact=False)))
+        gone = wait_for("no fingers", named("list item", "No fingers enrolled"), seconds=20)
+        note(gone is not None and named("list item", "Right index finger")() is None, "remove-done",
+             "the finger is still listed")
+        snapshot("removed")
+        # Add a Finger from the fingers group, then Cancel while the reader waits: nothing stored.
+        add = wait_for("the add button", named("push button", "Add a Finger"), seconds=10)
+        note(add is not None, "fingers-add-button", "no 'Add a Finger' button in the fingers group")
+        act(add)
+        ready = wait_for("the reader ready", named("label", "Touch the reader."), seconds=30)
+        note(ready is not None, "cancel-reader-ready", "the enrolment never said 'Touch the reader.'")
+        act(wait_for("the Cancel button", named("push button", "Cancel", exact=False)))
+        closed = wait_for("the dialog closed", lambda: named("progress bar", "Enrolment progress")() is None and True, seconds=10)
+        note(closed is not None, "cancel-closed", "the enrolment dialog stayed open")
+        # The passcode removed from its row (the proof given above still holds).
+        rm = wait_for("the passcode's remove button", named("push button", "Remove the Passcode"), seconds=10)
+        note(rm is not None, "passcode-remove-button", "no 'Remove the Passcode' button")
+        act(rm)
+        unset = wait_for("the passcode not set", lambda: named("push button", "Set a PIN")() and named("label", "Not set")(), seconds=20)
+        note(unset is not None, "passcode-removed", "the passcode row does not say Not set with a 'Set a PIN' button")
+        snapshot("passcode-removed")
+        # A password as the passcode this time: its kind chosen in the dialog.
+        act(wait_for("the row's Set a PIN", named("push button", "Set a PIN"), seconds=10))
+        # (GTK 4.8 shows a toggle button as a push button, pressed when chosen.)
+        kind = wait_for("the Password kind", named("push button", "Password"), seconds=10)
+        act(kind)
+        chosen = wait_for("Password chosen", lambda: chosen_state(kind) and kind, seconds=5)
+        note(chosen is not None, "password-kind-chosen", "the Password kind could not be chosen")
+        for name, text in (("Your password", password), ("New passcode", "horse-Battery-9"), ("New passcode again", "horse-Battery-9")):
+            type_into(wait_for("the field " + name, named("password text", name), seconds=10), text)
+        act(wait_for("the Set Passcode button", named("push button", "Set Passcode", exact=False)))
+        shown = wait_for("the row saying Password", lambda: named("dialog", "Set a Passcode")() is None and named("label", "Password")(), seconds=20)
+        note(shown is not None, "password-set-shown", "the passcode row does not say Password")
+    note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
+finally:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
