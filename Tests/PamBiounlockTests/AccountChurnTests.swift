@@ -9,9 +9,7 @@ import BiounlockSensors
 /// the name given to a new account (another uid). Played in a private mount namespace where a
 /// copy of /etc/passwd gives `daemon` uid 4242 (the host's /etc/passwd is never touched); the
 /// module, `status`, `list`, `doctor`, `enable` and `forget` run there.
-final class AccountChurnTests: XCTestCase {
-    var fixture: ModuleFixture!
-    override func tearDown() { fixture = nil }
+final class AccountChurnTests: ModuleTestCase {
     let user = ModuleFixture.enrolledUser
     let newUID: UInt32 = 4242
     var passwdCopy: String { fixture.dir + "/passwd" }
@@ -20,10 +18,7 @@ final class AccountChurnTests: XCTestCase {
         ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", "mount --bind \"$0\" /etc/passwd && exec \"$@\"", passwdCopy]
     }
 
-    override func setUpWithError() throws {
-        XCTAssertTrue(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first: \(modulePath) is missing")
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
+    override func prepare() throws {
         try fixture.service()
         let passwd = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
         let lines = passwd.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in

@@ -8,16 +8,11 @@ import BiounlockSensors
 /// array or a NULL text, an empty line, 1 MiB, NUL bytes or invalid UTF-8, at each place the
 /// module converses. Never success, never a crash, always an answer in bounded time. The basic
 /// rows (@FAIL, @NULL, @NORESP, no answer, @BIG at the passcode prompt) are in ReturnCodeTests.
-final class ConversationFaultTests: XCTestCase {
-    var fixture: ModuleFixture!
+final class ConversationFaultTests: ModuleTestCase {
 
-    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
-    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
 
-    override func setUpWithError() throws {
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
+    override func prepare() throws {
         // No reader (sensor=libfprint is not in this build): every transaction goes straight to
         // the passcode prompt.
         try fixture.service("sensor=libfprint")

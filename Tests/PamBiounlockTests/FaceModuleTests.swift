@@ -13,7 +13,7 @@ import BiounlockFaceProtocol
 /// terminal path is Tests/EndToEnd/face-sudo.sh (real sudo under expect).
 ///
 /// The enrolled user `daemon` has a finger (simulated), a PIN and the face of skimage's astronaut.
-final class FaceModuleTests: XCTestCase {
+final class FaceModuleTests: ModuleTestCase {
     static let images = buildDirectory + "/face-images"
     static let models = buildDirectory + "/face-models"
     /// The astronaut's descriptor, computed once (one model load) for the whole class.
@@ -26,18 +26,15 @@ final class FaceModuleTests: XCTestCase {
         return FaceTemplateData.encode([d])
     }()
 
-    var fixture: ModuleFixture!
     var camera: String { fixture.dir + "/cam" }
 
-    override func setUpWithError() throws {
+    override func prepare() throws {
         for f in ["astronaut.pgm", "astronaut-dark.pgm", "lfw-001.pgm", "camera.pgm"] {
             guard FileManager.default.fileExists(atPath: FaceModuleTests.images + "/" + f) else {
                 throw XCTSkip("build/face-images is missing: run scripts/face-images build/face-images (scripts/test does)")
             }
         }
         XCTAssertFalse(FaceModuleTests.astronaut.isEmpty, "biounlock-face --describe found no face in astronaut.pgm")
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
         try fixture.store.saveFaceTemplate(FaceTemplate(data: FaceModuleTests.astronaut, camera: "simulated", created: 1),
                                            user: ModuleFixture.enrolledUser)
         try fixture.service("face=on face_sim_socket=\(camera) face_helper=\(buildDirectory)/biounlock-face face_models=\(FaceModuleTests.models) face_dialog_services=biotest touch_first=5 timeout=10")

@@ -9,9 +9,8 @@ import BiounlockSensors
 /// What only sensor=fprintd has, through real libpam and the real fprintd (one daemon for the
 /// class): the greeters' fingerprint-only stacks as shipped in pam.d/, the reader released after
 /// every outcome, a host that never maps D-Bus or GLib, and type-or-touch while fprintd waits.
-final class FprintdModuleTests: XCTestCase {
+final class FprintdModuleTests: ModuleTestCase {
     static var daemon: FprintdDaemon?
-    var fixture: ModuleFixture!
     let prompt = ScenarioTests.prompt
     let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("pam.d").path
@@ -21,8 +20,6 @@ final class FprintdModuleTests: XCTestCase {
         super.tearDown()
     }
 
-    override func tearDown() { fixture = nil }
-
     func fprintd() throws -> FprintdDaemon {
         if let d = FprintdModuleTests.daemon { return d }
         let d = try FprintdDaemon.withDefaultUser()
@@ -30,10 +27,8 @@ final class FprintdModuleTests: XCTestCase {
         return d
     }
 
-    override func setUpWithError() throws {
+    override func prepare() throws {
         XCTAssertTrue(FileManager.default.fileExists(atPath: fprintHelperPath), "run scripts/build first: \(fprintHelperPath) is missing")
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
         try fixture.use(.fprintd, fprintd: try fprintd())
     }
 

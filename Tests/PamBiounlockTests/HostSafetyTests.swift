@@ -10,18 +10,13 @@ import BiounlockSensors
 /// descriptors and environment are as they were; many transactions in one process neither crash
 /// nor grow; the same handle may authenticate again, end unused, or fork; and the PAM path is
 /// clean under valgrind memcheck.
-final class HostSafetyTests: XCTestCase {
-    var fixture: ModuleFixture!
+final class HostSafetyTests: ModuleTestCase {
 
-    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
-    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")
 
-    override func setUpWithError() throws {
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
+    override func prepare() throws {
         try fixture.service()
         // A lid switch that reads open, so that every transaction reads it too.
         try FileManager.default.createDirectory(atPath: fixture.dir + "/lid/LID0", withIntermediateDirectories: true)

@@ -11,19 +11,14 @@ import BiounlockSensors
 /// typed at the type-or-touch prompt under policy=biometrics.
 /// (SSH_CONNECTION, SSH_CLIENT and XDG_SESSION_ID are read, on purpose, and can only make the
 /// module skip the finger: PolicyRuleTests.)
-final class HostileCallerTests: XCTestCase {
-    var fixture: ModuleFixture!
+final class HostileCallerTests: ModuleTestCase {
 
-    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
-    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")
     var evil = ""
 
-    override func setUpWithError() throws {
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
+    override func prepare() throws {
         try fixture.service()
         // A directory the caller owns, full of things the module must not use.
         evil = fixture.dir + "/evil"

@@ -8,19 +8,14 @@ import BiounlockFprintProtocol
 
 /// What only the libfprint backend has: several prints per reader, stored prints that are bad,
 /// and the helper process (its environment, its trust, its lifetime), all through real libpam.
-final class LibfprintModuleTests: XCTestCase {
-    var fixture: ModuleFixture!
+final class LibfprintModuleTests: ModuleTestCase {
 
-    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
-    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let prompt = ScenarioTests.prompt
     let unavailable = ScenarioTests.unavailable
 
-    override func setUpWithError() throws {
+    override func prepare() throws {
         XCTAssertTrue(FileManager.default.fileExists(atPath: fprintHelperPath), "run scripts/build first: \(fprintHelperPath) is missing")
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
         try fixture.use(.libfprint)
     }
 

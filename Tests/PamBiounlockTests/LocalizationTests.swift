@@ -8,7 +8,7 @@ import BiounlockSensors
 /// setlocale(LC_ALL, "") as sudo, su, login and sshd do, and the module (which never sets a
 /// locale itself) reads the catalogs that scripts/build compiled into build/locale
 /// (locale_dir=). A missing, damaged or untrusted catalog changes nothing but the language.
-final class LocalizationTests: XCTestCase {
+final class LocalizationTests: ModuleTestCase {
     static let localeDirectory = buildDirectory + "/locale"
     static let poDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("po").path
@@ -42,13 +42,9 @@ final class LocalizationTests: XCTestCase {
         twoLeft: "Fingerabdruck nicht erkannt. Noch 2 Versuche.", oneLeft: "Fingerabdruck nicht erkannt. Noch 1 Versuch.",
         noMore: "Fingerabdruck nicht erkannt.", prompt: "PIN oder Passwort für biotest: ")
 
-    var fixture: ModuleFixture!
-
-    override func setUpWithError() throws {
+    override func prepare() throws {
         XCTAssertTrue(FileManager.default.fileExists(atPath: Self.localeDirectory + "/zh_CN/LC_MESSAGES/biounlock.mo"),
                       "run scripts/build first (it compiles po/*.po into build/locale)")
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
     }
 
     /// Three wrong fingers, then the PIN, with the caller's `environment` (LANG, LANGUAGE...).

@@ -9,9 +9,7 @@ import BiounlockSensors
 /// through real libpam and the built module. Only the typed passcode is taken; the reader is never
 /// opened (its socket never exists), so no touch can answer the stack; what is not the passcode is
 /// handed on to pam_unix; the passcode's counting and lockout are the module's as everywhere.
-final class PasscodeOnlyTests: XCTestCase {
-    var fixture: ModuleFixture!
-    override func tearDown() { fixture = nil }
+final class PasscodeOnlyTests: ModuleTestCase {
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let prompt = "PROMPT_OFF: PIN or password for biounlock-reauth: "
@@ -19,10 +17,7 @@ final class PasscodeOnlyTests: XCTestCase {
     /// The module's code is the stack's (bad keeps going to the probe; ok too).
     let control = "[success=ok ignore=ignore default=bad]"
 
-    override func setUpWithError() throws {
-        XCTAssertTrue(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first: \(modulePath) is missing")
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
+    override func prepare() throws {
         // The rules that would keep the finger off are on: in this mode they change nothing.
         try fixture.service("passcode_only require_passcode=boot,enrolment", name: "biounlock-reauth", after: probe, control: control)
     }

@@ -7,22 +7,12 @@ import BiounlockSensors
 
 /// The LocalAuthentication rules through real libpam and the built module: lockouts, passcode
 /// required, context checks, pattern passcodes, exact counting under concurrency.
-final class PolicyRuleTests: XCTestCase {
-    var fixture: ModuleFixture!
+final class PolicyRuleTests: ModuleTestCase {
 
-    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
-    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")
     let pinPrompt = "PROMPT_OFF: PIN or password for biotest: "
-
-    override func setUpWithError() throws {
-        XCTAssertTrue(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first: \(modulePath) is missing")
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
-        try fixture.service()
-    }
 
     func sql(_ statement: String) throws {
         let r = try runProcess("/usr/bin/sqlite3", [fixture.storePath, statement])

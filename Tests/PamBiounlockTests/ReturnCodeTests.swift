@@ -7,7 +7,7 @@ import CPAM
 
 /// docs/DESIGN.md's return-code table, row by row, through real libpam (pam_start_confdir) loading
 /// the built build/pam_biounlock.so in a separate process (pam-harness).
-final class ReturnCodeTests: XCTestCase {
+final class ReturnCodeTests: ModuleTestCase {
     /// Core's table (PamReturn) carries Linux-PAM's values without linking libpam: they must be
     /// the ones in libpam's header, or the module would return the wrong code.
     func testTheReturnTableHasLibpamsValues() {
@@ -21,20 +21,9 @@ final class ReturnCodeTests: XCTestCase {
         }
     }
 
-    var fixture: ModuleFixture!
-
-    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
-    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")
-
-    override func setUpWithError() throws {
-        XCTAssertTrue(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first: \(modulePath) is missing")
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
-        try fixture.service()
-    }
 
     func testTouchSucceedsAndTheMessageNamesTheService() throws {
         let t = try fixture.authenticate(touches: [touch])

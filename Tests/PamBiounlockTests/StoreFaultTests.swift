@@ -9,20 +9,11 @@ import BiounlockSensors
 /// succeeds without the finger or passcode, never waits unboundedly, says what is wrong in
 /// syslog, and never checks a passcode it cannot count. (kill -9 of the CLI is in
 /// biounlockTests/KillTests.)
-final class StoreFaultTests: XCTestCase {
-    var fixture: ModuleFixture!
+final class StoreFaultTests: ModuleTestCase {
 
-    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
-    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     let touch = ModuleFixture.scan(ModuleFixture.fingerID)
     let wrong = ModuleFixture.scan("mallory")
-
-    override func setUpWithError() throws {
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
-        try fixture.service()
-    }
 
     /// One transaction, with the module's syslog lines and a hang guard.
     func transaction(_ answers: [String] = [], touches: [SimCommand] = [], service: String = "biotest", wrapper: [String] = []) throws -> Transaction {

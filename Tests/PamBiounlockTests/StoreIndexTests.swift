@@ -6,13 +6,9 @@ import BiounlockCore
 /// SQLite's WAL index kept from one transaction to the next (BiounlockStore/WALIndex.swift), as
 /// sudo meets it: each transaction its own process through libpam, the store as the module and
 /// the admin's tools leave it.
-final class StoreIndexTests: XCTestCase {
-    var fixture: ModuleFixture!
-    override func tearDown() { fixture = nil }
+final class StoreIndexTests: ModuleTestCase {
 
-    override func setUpWithError() throws {
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
+    override func prepare() throws {
         try fixture.service("touch_first=0") // the PIN at once: no wait for a finger
         fixture.closeStore() // nobody else has the store open, as in production
     }

@@ -13,18 +13,13 @@ import BiounlockSensors
 /// - an answer typed at biounlock's prompt costs exactly one Argon2id computation at the shipped
 ///   cost whether the passcode is wrong or not set -- none while the passcode is locked (nothing
 ///   is checked), and none when it cannot be a passcode at all (letters for a PIN).
-final class TimingTests: XCTestCase {
-    var fixture: ModuleFixture!
+final class TimingTests: ModuleTestCase {
 
-    /// XCTest on Linux keeps test instances alive: drop the fixture so its deinit removes its directory.
-    override func tearDown() { fixture = nil }
     let user = ModuleFixture.enrolledUser
     /// What Passcode.hash uses by default, and so what every stored hash costs: "m=KiB t=passes".
     let shippedCost = "m=\(Passcode.memLimit / 1024) t=\(Passcode.opsLimit)"
 
-    override func setUpWithError() throws {
-        fixture = try ModuleFixture()
-        try fixture.enrolDefaultUser()
+    override func prepare() throws {
         // The PIN at the shipped cost, as 'biounlock passcode set' stores it.
         let hash = try Passcode.hash(Secret(bytes: Array(ModuleFixture.pin.utf8))!)
         try fixture.store.setPasscode(StoredPasscode(hash: hash, kind: .pin), user: user, at: 1)

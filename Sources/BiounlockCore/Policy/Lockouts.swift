@@ -8,7 +8,8 @@
 ///   passcode, so it also lifts `bio_unlock_time` after the last failed match.
 /// - Passcode lockout: from the `passcode_lockout`-th consecutive wrong passcode on, each one
 ///   starts a wait: 1 min, 5 min, 15 min, then 60 min each. While it runs, no passcode is checked
-///   (no Argon2id work) and the answer is PAM_AUTH_ERR with the time left.
+///   (no Argon2id work): the time left is said, and text typed at the prompt is handed on to the
+///   password (PAM_AUTHINFO_UNAVAIL); the finger and the Unix password still work.
 /// Counters live in the store, so both survive reboots.
 public enum Lockouts {
     public enum State: Equatable, Sendable {

@@ -57,34 +57,3 @@ enum FaceCommands {
         return 0
     }
 }
-
-extension DoctorCommand {
-    /// face=on: the helper and its models are there and trusted; a colour camera is flagged as
-    /// weaker (face_allow_rgb=yes). Nothing when the face is off.
-    static func faceChecks(_ options: Options) -> [Check] {
-        guard options.face else { return [] }
-        var checks: [Check] = []
-        if let problem = TrustedFiles.checkExecutable(options.faceHelper) {
-            checks.append(Check(name: "face", status: .problem,
-                                detail: L("face=on, but the face helper is refused: {problem}; the face is never tried", ["problem": "\(problem)"]),
-                                fix: L("install the biounlock-face package")))
-        }
-        for name in ["shape_predictor_5_face_landmarks.dat", "dlib_face_recognition_resnet_model_v1.dat"] {
-            let path = options.faceModels + "/" + name
-            if let problem = TrustedFiles.checkFile(path) {
-                checks.append(Check(name: "face", status: .problem,
-                                    detail: L("face=on, but a face model is refused: {problem}; the face is never tried", ["problem": "\(problem)"]),
-                                    fix: L("install the biounlock-face package")))
-            }
-        }
-        if options.faceAllowRGB {
-            checks.append(Check(name: "face", status: .warning,
-                                detail: L("face_allow_rgb=yes: a colour camera is taken, and a printed photo may pass for a face"),
-                                fix: L("use an infrared camera and set face_allow_rgb = no")))
-        }
-        if checks.isEmpty {
-            checks.append(Check(name: "face", status: .ok, detail: L("face=on: the face helper and its models are in place"), fix: nil))
-        }
-        return checks
-    }
-}

@@ -4,7 +4,7 @@ import Glibc
 
 /// PasswordDatabase: "no such account" told apart from a lookup NSS could not make, and a
 /// buffer that grows for an entry that does not fit.
-final class AccountsTests: XCTestCase {
+final class PasswordDatabaseTests: XCTestCase {
     func testRealLookups() throws {
         let root = try XCTUnwrap(PasswordDatabase.find(named: "root").get())
         XCTAssertEqual(root, PasswordDatabase.Entry(name: "root", uid: 0))

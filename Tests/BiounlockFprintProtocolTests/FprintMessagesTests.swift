@@ -2,7 +2,7 @@ import XCTest
 import BiounlockFprintProtocol
 
 /// The helper protocol: every message round-trips, and nothing malformed parses (or traps).
-final class MessagesTests: XCTestCase {
+final class FprintMessagesTests: XCTestCase {
     let reader = ReaderDescription(driver: "virtual_device", device: "0", name: "Virtual device for debugging",
                                    enrolStages: 5, features: [.verify, .identify], scanType: "press")
     let print = Array("FP3".utf8) + [1, 2, 3, 4]

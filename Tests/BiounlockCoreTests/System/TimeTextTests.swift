@@ -1,7 +1,7 @@
 import XCTest
 @testable import BiounlockCore
 
-final class ClockTests: XCTestCase {
+final class TimeTextTests: XCTestCase {
     func testISO8601() {
         XCTAssertEqual(iso8601(0), "1970-01-01T00:00:00Z")
         XCTAssertEqual(iso8601(1_796_020_226), "2026-11-30T06:30:26Z")
