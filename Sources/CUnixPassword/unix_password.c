@@ -25,8 +25,11 @@ int biounlock_unix_password_matches(const char *user, const unsigned char *passw
     char *buffer = NULL;
     struct spwd entry, *found = NULL;
     for (;;) {
-        char *grown = realloc(buffer, size);
-        if (grown == NULL) { free(buffer); return -1; }
+        /* Not realloc: a buffer too small may already hold part of the entry (the hash), and
+           realloc would free it unwiped. Each size gets a new buffer; the old one is wiped. */
+        char *grown = malloc(size);
+        if (buffer != NULL) { explicit_bzero(buffer, size / 2); free(buffer); }
+        if (grown == NULL) return -1;
         buffer = grown;
         int rc = getspnam_r(user, &entry, buffer, size, &found);
         if (rc == ERANGE && size < largest_entry_buffer) { size *= 2; continue; }
