@@ -235,7 +235,9 @@ let package = Package(
         // crypt_r of libcrypt): a password typed at a locker that runs as the user clears the
         // counts only once the checker has seen it is the password (BiounlockCheck.CheckerService).
         // Never linked into the module.
-        .target(name: "CUnixPassword", linkerSettings: [.linkedLibrary("crypt")]),
+        // -gdwarf-4 as CModuleRuntime: linked into the module, whose valgrind runs (HostSafetyTests,
+        // LocalizationTests) read its debug info, and Debian 12's valgrind cannot read clang's DWARF 5.
+        .target(name: "CUnixPassword", cSettings: [.unsafeFlags(["-gdwarf-4"])], linkerSettings: [.linkedLibrary("crypt")]),
         // The D-Bus API as data: names, the introspection XML, BusValue, the status shape. Pure Swift.
         .target(name: "BiounlockServiceProtocol", dependencies: ["BiounlockCore"]),
         // GDBus and GVariant wrapped once, for biounlockd and its clients.

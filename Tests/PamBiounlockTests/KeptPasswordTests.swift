@@ -122,7 +122,7 @@ final class KeptPasswordTests: XCTestCase {
         // The finger at login: PAM_AUTHTOK is the kept password for the modules below.
         let finger = try login(touches: [touch])
         XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
-        XCTAssertEqual(finger.messages, ["INFO: Touch the fingerprint reader to authenticate for login"])
+        XCTAssertEqual(finger.messages, ["INFO: " + ContractText.touchRequest("login")])
         XCTAssertEqual(finger.lines("PROBE"), ["authtok=\(UnixStackFixture.daemonPassword)"])
         XCTAssertEqual(try keyID(), id, "a finger login neither renews nor replaces it")
         // The PIN at login: the same.

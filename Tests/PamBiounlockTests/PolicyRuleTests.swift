@@ -115,7 +115,7 @@ final class PolicyRuleTests: ModuleTestCase {
     /// the login service until the next boot. Other services, `login_services=` and
     /// require_passcode without `boot` are unchanged.
     func testLoginServiceTakesTheUnixPasswordOncePerBoot() throws {
-        let loginTouch = "INFO: Touch the fingerprint reader to authenticate for login"
+        let loginTouch = "INFO: " + ContractText.touchRequest("login")
         try fixture.service("require_passcode=boot")
         try fixture.service("require_passcode=boot", name: "login", after: "auth sufficient pam_permit.so",
                             control: ModuleFixture.recommendedControl)
@@ -168,7 +168,7 @@ final class PolicyRuleTests: ModuleTestCase {
         XCTAssertEqual(password.messages, ["INFO: Password required after a restart."], "no PIN prompt beside the password")
         let touched = try fixture.authenticate(service: "gdm-fingerprint", touches: [touch])
         XCTAssertEqual(touched.code, "PAM_SUCCESS", touched.raw.stdout)
-        XCTAssertEqual(touched.messages, ["INFO: Touch the fingerprint reader to authenticate for gdm-fingerprint"])
+        XCTAssertEqual(touched.messages, ["INFO: " + ContractText.touchRequest("gdm-fingerprint")])
     }
 
     /// policy=biometrics: the requirement hands over to the password; a correct password (here
