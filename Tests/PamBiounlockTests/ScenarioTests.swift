@@ -26,6 +26,8 @@ final class ScenarioTests: XCTestCase {
         let backend: Backend
         /// The fprintd daemon (the fprintd backend only).
         let fprintd: FprintdDaemon?
+        /// Where fprintd's log stood before the transaction (the fprintd backend only).
+        let mark: UInt64
         /// What the closures saw that a failure should show (a wait that never ended, say).
         let notes = Locked<[String]>([])
         func note(_ text: String) { notes.mutate { $0.append(text) } }
@@ -216,14 +218,15 @@ final class ScenarioTests: XCTestCase {
     }
 
     /// fprintd's "notices_fprintd_disappearing": the daemon quits mid-verify.
-    /// The module would wait 60 s for a touch; the harness is given 20 s: falling back when the
-    /// daemon goes, not at the timeout, is what lets it finish (no time is asserted).
+    /// The module would wait 60 s for a touch; the harness is given 45 s (the wait for the
+    /// verification may take up to 30 s on a loaded machine): falling back when the daemon goes,
+    /// not at the timeout, is what lets it finish (no time is asserted).
     func testFprintdKilledMidVerifyThePINWorks() throws {
         try run(Scenario(name: "fprintd killed mid-verify: the PIN works", backends: [.fprintd], arguments: "timeout=60",
-                         answers: [ModuleFixture.pin], harnessTimeout: 20,
+                         answers: [ModuleFixture.pin], harnessTimeout: 45,
                          meanwhile: { c in
                              guard let d = c.fprintd else { return }
-                             if let trouble = d.waitUntilVerifying() { c.note(trouble) }
+                             if let trouble = d.waitUntilVerifying(since: c.mark) { c.note(trouble) }
                              d.stop(signal: SIGKILL)
                          },
                          cleanup: { c in try c.fprintd?.start(.one) },
@@ -251,7 +254,7 @@ final class ScenarioTests: XCTestCase {
         try run(Scenario(name: "the print vanishes while verifying", backends: [.fprintd], arguments: "policy=biometrics",
                          meanwhile: { c in
                              guard let d = c.fprintd else { return }
-                             if let trouble = d.waitUntilVerifying() { c.note(trouble) }
+                             if let trouble = d.waitUntilVerifying(since: c.mark) { c.note(trouble) }
                              do { try d.damageDefaultUserPrint() } catch { c.note("could not damage the print: \(error)") }
                              d.touch("SCAN mallory")
                          },
@@ -356,7 +359,7 @@ final class ScenarioTests: XCTestCase {
         let fixture = try ModuleFixture()
         try fixture.enrolDefaultUser()
         try fixture.use(backend, fprintd: fprintd)
-        let context = Context(fixture: fixture, backend: backend, fprintd: fprintd)
+        let context = Context(fixture: fixture, backend: backend, fprintd: fprintd, mark: mark)
         try scenario.setup(context)
         // The reader alone until `timeout` (touch_first above it): no scenario here is about the
         // prompt that callers without a terminal get after touch_first (the harness has none), and a

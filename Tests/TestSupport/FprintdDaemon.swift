@@ -318,19 +318,35 @@ public final class FprintdDaemon {
 
     /// Waits (bounded) until a verification runs on `device`: as long as the scenarios' own 30 s
     /// timeout (fprintd asks polkit before the Claim and the VerifyStart, slow on a loaded machine).
+    /// A verification runs once the device's `finger-needed` reads true, or -- given `mark`, where
+    /// fprintd's log stood before the client began -- once the running daemon has logged its "start
+    /// verification device" for it (fprintd answers the VerifyStart in the same step) and a few
+    /// more reads of `finger-needed` have passed: CI once saw the property read false for a whole
+    /// verification, so the property alone is not the only witness.
     /// Nil once it runs; else what the wait saw (for the failure's message).
-    public func waitUntilVerifying(device: String = "/net/reactivated/Fprint/Device/0", seconds: Double = 30) -> String? {
-        var polls = 0, troubles = 0
+    public func waitUntilVerifying(device: String = "/net/reactivated/Fprint/Device/0", since mark: UInt64? = nil, seconds: Double = 30) -> String? {
+        var polls = 0, troubles = 0, pollsSinceLogged = 0
         var last: String?
+        let started = Date()
         let seen = (try? waitFor("a verification on \(device)", seconds: seconds) {
             polls += 1
             let r = fingerNeeded(device: device)
             if let t = r.trouble { troubles += 1; last = t }
-            return r.needed
+            if r.needed { return true }
+            if let mark, verificationLogged(since: mark) { pollsSinceLogged += 1 }
+            return pollsSinceLogged >= 3
         }) != nil
         if seen { return nil }
-        return "fprintd showed no verification (finger-needed) in \(Int(seconds)) s: \(polls) reads, \(troubles) failed"
+        return "fprintd showed no verification (finger-needed, or its log) in \(Int(Date().timeIntervalSince(started))) s: \(polls) reads, \(troubles) failed"
             + (last.map { "; the last failure: " + $0 } ?? "")
+    }
+
+    /// Whether the running daemon logged the start of a verification after `mark`.
+    private func verificationLogged(since mark: UInt64) -> Bool {
+        guard let pid else { return false }
+        let mine = "(fprintd:\(pid)): "
+        return log(since: mark, lines: Int.max).split(separator: "\n")
+            .contains { $0.hasPrefix(mine) && $0.contains("start verification device") }
     }
 
     /// Starts the real `fprintd-verify USER` and waits until it verifies: it holds the device
