@@ -8,13 +8,19 @@ import BiounlockSystem
 // fd 3 (BiounlockFprintProtocol, the fprintd requests): the host of the PAM module (sudo, login,
 // a greeter) never opens a bus connection, and a crash or hang here ends this process only.
 //
-//   biounlock-fprintd --serve [--syslog]
+//   biounlock-fprintd --serve [--syslog] [--detach SECONDS]
 //
 // Startup hardening, each a choice (as biounlock-fprint's):
 // - every descriptor above 3 is closed (close_range), so nothing of the host reaches the bus;
 // - umask 077; SIGPIPE ignored (writes also use MSG_NOSIGNAL);
 // - the environment is whatever the spawner gave (biounlock gives a clean one) and is never
-//   read: the bus address comes from the request (the root-owned `fprintd_bus`).
+//   read: the bus address comes from the request (the root-owned `fprintd_bus`);
+// - `--detach SECONDS` (the PAM module, unless its host is a subreaper): the spawned process
+//   forks and exits at once, and its child serves the spawner, adopted by init. The module then
+//   returns as soon as this side answers `closed` (fprintd's Release answered) instead of waiting
+//   for this process's end, and no host is ever left a child. It can no longer be killed by pid,
+//   so it ends by itself: when the spawner's end of fd 3 closes (every wait here watches it, and
+//   every bus call is bounded), and at the latest SECONDS after its start (SIGALRM: _exit).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.first == "--serve" else {
@@ -30,6 +36,12 @@ guard (try? FileDescriptor(rawValue: peer).status())?.kind == .socket else {
     ProcessState.exit(64)
 }
 ProcessState.closeDescriptors(from: peer + 1)
+if let at = arguments.firstIndex(of: "--detach") {
+    // A bad lifetime is a spawner's bug: served, not detached (the spawner waits for the end).
+    if at + 1 < arguments.count, let seconds = Int(arguments[at + 1]), (1...3600).contains(seconds), ProcessState.detach() {
+        ProcessState.installWatchdog(seconds: seconds)
+    }
+}
 FileSystem.setUmask(0o077)
 ProcessState.ignoreBrokenPipe()
 if useSyslog { SystemLog.open(identifier: "biounlock-fprintd") }
@@ -73,6 +85,6 @@ while peerAlive {
 }
 session.finish()
 channel.close()
-// The spawner waits for this end (its pidfd) to return to its caller: nothing is buffered, no
-// exit handler has work to do.
+// The spawner waits for this end (its pidfd) or, detached, for `closed`, sent once the device
+// was released: nothing is buffered, no exit handler has work to do.
 ProcessState.exitNow(0)
