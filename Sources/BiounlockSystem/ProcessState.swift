@@ -98,7 +98,7 @@ public enum ProcessState {
     /// fork(2), and the parent ends at once (_exit(0)): the child goes on as an orphan, adopted
     /// by init (or the nearest subreaper), never left to the process that spawned this one. True
     /// in the child; false when fork failed (this process goes on, not detached). Only for a
-    /// single-threaded helper, before it starts anything.
+    /// single-threaded helper with nothing buffered (the parent runs no exit handler).
     public static func detach() -> Bool {
         let pid = Glibc.fork()
         if pid > 0 { Glibc._exit(0) }

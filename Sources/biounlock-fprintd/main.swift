@@ -15,12 +15,14 @@ import BiounlockSystem
 // - umask 077; SIGPIPE ignored (writes also use MSG_NOSIGNAL);
 // - the environment is whatever the spawner gave (biounlock gives a clean one) and is never
 //   read: the bus address comes from the request (the root-owned `fprintd_bus`);
-// - `--detach SECONDS` (the PAM module, unless its host is a subreaper): the spawned process
-//   forks and exits at once, and its child serves the spawner, adopted by init. The module then
-//   returns as soon as this side answers `closed` (fprintd's Release answered) instead of waiting
-//   for this process's end, and no host is ever left a child. It can no longer be killed by pid,
-//   so it ends by itself: when the spawner's end of fd 3 closes (every wait here watches it, and
-//   every bus call is bounded), and at the latest SECONDS after its start (SIGALRM: _exit).
+// - `--detach SECONDS` (the PAM module, unless its host is a subreaper): on the `close` request
+//   this process forks and exits at once, and its child releases the device and answers
+//   `closed`, adopted by init. The fork and this process's end overlap fprintd's work on the
+//   Release, and the module returns as soon as `closed` comes (the device free) instead of
+//   waiting for an exit; no host is left a child. Until the close this process is the spawner's
+//   child, killed by pid on a deadline as before; the child cannot be, so it ends by itself: its
+//   waits are bounded (each bus call; the spawner's end of fd 3 closing ends the idle wait), and
+//   at the latest SECONDS after the fork (SIGALRM: _exit).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.first == "--serve" else {
@@ -36,11 +38,10 @@ guard (try? FileDescriptor(rawValue: peer).status())?.kind == .socket else {
     ProcessState.exit(64)
 }
 ProcessState.closeDescriptors(from: peer + 1)
-if let at = arguments.firstIndex(of: "--detach") {
-    // A bad lifetime is a spawner's bug: served, not detached (the spawner waits for the end).
-    if at + 1 < arguments.count, let seconds = Int(arguments[at + 1]), (1...3600).contains(seconds), ProcessState.detach() {
-        ProcessState.installWatchdog(seconds: seconds)
-    }
+/// `--detach SECONDS`: the child's longest life after the fork; nil (a bad value is the
+/// spawner's bug: served, not detached, and the spawner waits for the end as without it).
+let detachSeconds: Int? = arguments.firstIndex(of: "--detach").flatMap { at in
+    at + 1 < arguments.count ? Int(arguments[at + 1]).flatMap { (1...3600).contains($0) ? $0 : nil } : nil
 }
 FileSystem.setUmask(0o077)
 ProcessState.ignoreBrokenPipe()
@@ -76,6 +77,8 @@ while peerAlive {
     case .fprintdEnrol(let finger, let timeout): session.enrol(finger: finger, timeoutMilliseconds: timeout)
     case .fprintdDelete(let finger): session.delete(finger: finger)
     case .close:
+        // Detached, the rest is the child's (see above); a failed fork: this process goes on.
+        if let detachSeconds, ProcessState.detach() { ProcessState.installWatchdog(seconds: detachSeconds) }
         session.finish()
         reply(.closed)
         peerAlive = false

@@ -54,13 +54,13 @@ public struct HelperLaunch: Equatable {
     /// fprintd's client, biounlock-fprintd (`fprintd_helper`): the same clean environment, and no
     /// libfprint variable at all (it loads no libfprint, and reads no variable).
     ///
-    /// Inside PAM it detaches (`--detach`), unless the host adopts orphans (a subreaper: the
-    /// helper would become its child): after a match the module returns once the helper has
-    /// answered `closed` -- fprintd's Release answered, the device free -- without waiting for the
-    /// helper's exit (about 0.1-0.5 ms more), and the host is left no child either way
-    /// (docs/DESIGN.md). The helper then ends by itself when the module's end of the channel
-    /// closes, and at the latest `detachedLifetime` seconds after its start. The CLI waits for
-    /// its helper's end as before (an admin's command, not a host's transaction).
+    /// Inside PAM it detaches at the close (`--detach`), unless the host adopts orphans (a
+    /// subreaper: the helper would become its child): after a match the module returns once the
+    /// helper has answered `closed` -- fprintd's Release answered, the device free -- without
+    /// waiting for an exit (0.06-0.49 ms more in traces), and the host is left no child either
+    /// way (docs/DESIGN.md). The child that releases ends by itself, at the latest
+    /// `detachedSeconds` after the close. The CLI waits for its helper's end as before (an
+    /// admin's command, not a host's transaction).
     static func fprintd(_ options: Options, diagnostics: Diagnostics,
                         hostIsSubreaper: () -> Bool = { ProcessState.isChildSubreaper }) -> Result<HelperLaunch, SensorUnavailable> {
         if let problem = TrustedFiles.checkExecutable(options.fprintdHelper) {
@@ -68,16 +68,13 @@ public struct HelperLaunch: Equatable {
         }
         let detach = diagnostics == .syslog && !hostIsSubreaper()
         return .success(HelperLaunch(path: options.fprintdHelper,
-                                     arguments: arguments(diagnostics) + (detach ? ["--detach", String(detachedLifetime(options))] : []),
+                                     arguments: arguments(diagnostics) + (detach ? ["--detach", String(detachedSeconds)] : []),
                                      environment: cleanEnvironment, stderrToNull: diagnostics == .syslog, detached: detach))
     }
 
-    /// A detached fprintd helper's longest life, in seconds: its start and Claim, the reader's
-    /// `timeout`, its release, and a margin -- past it the reader is of no use to the transaction
-    /// (a helper gone early is "reader unavailable", never a success).
-    static func detachedLifetime(_ options: Options) -> Int {
-        Int((LibfprintSensor.openMilliseconds + LibfprintSensor.closeMilliseconds) / 1000) + options.timeoutSeconds + 30
-    }
+    /// A detached fprintd helper's longest life after the close, in seconds: what it still does
+    /// (VerifyStop, EnrollStop, Release) is bounded by 3 s each (FprintdSession.stopMilliseconds).
+    static let detachedSeconds = 10
 
     static let cleanEnvironment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
 
@@ -88,12 +85,11 @@ public struct HelperLaunch: Equatable {
 
 /// The running helper: a child process and our end of its socket.
 ///
-/// A detached helper (HelperLaunch.detached, the fprintd helper inside PAM) is the child's own
-/// child: the child exits at once and is collected early (a look after each message read, off
-/// the critical path), its child serves the socket and is never signalled (it is not ours: its
-/// pid could be anyone's); closing our end of the socket is what ends it, and its `closed`
-/// answer is the end `shutdown` waits for. Its start through its exit stay bounded by its own
-/// limits (biounlock-fprintd's `--detach`).
+/// A detached helper (HelperLaunch.detached, the fprintd helper inside PAM) is our child until we
+/// ask it to close; then it forks, exits at once and is collected (a look after each message
+/// read, and in `shutdown`), and its child releases the reader and answers `closed`, which is the
+/// end `shutdown` waits for. That child is never signalled (it is not ours: its pid could be
+/// anyone's); it ends by itself, bounded (biounlock-fprintd's `--detach`).
 ///
 /// Security choices, all for the host process (sudo, login, a greeter):
 /// - posix_spawn, not fork: no copy of a multi-threaded host runs any code of ours;
@@ -175,8 +171,8 @@ public final class HelperProcess {
 
     /// The next message from the helper, or why there is none by `deadline`.
     func receive(until deadline: Int64) -> Result<FprintResponse, FrameChannel.Failure> {
-        // A detached helper's first process exited right after its start: collected here, at
-        // once (one waitpid WNOHANG), long before the transaction's end needs it.
+        // A detached helper's first process exits as soon as it forks, at the close: collected
+        // here when it has (one waitpid WNOHANG), before `shutdown` needs it.
         if detached, !reaped { _ = reap(until: 0) }
         switch channel.receive(until: deadline) {
         case .success(let payload):
@@ -235,8 +231,8 @@ public final class HelperProcess {
         return peerClosed
     }
 
-    /// Kills and reaps the helper now (deadline passed, or the protocol broke). A detached
-    /// helper is never signalled (see above): our end of its socket closes, which ends it.
+    /// Kills and reaps the helper now (deadline passed, or the protocol broke). A helper that
+    /// detached is never signalled (see above): our end of its socket closes.
     public func kill() {
         guard !finished else { return }
         finished = true
