@@ -103,6 +103,9 @@ final class FprintdSession {
 
     let peer: Int32
     let send: (FprintResponse) -> Void
+    /// Called when fprintd verifies (each VerifyStart answered), before the wait for a touch: the
+    /// moment the helper detaches (main.swift, `--detach`).
+    var verifying: () -> Void = {}
     private var connection: DBusConnection?
     private var bus = ""
     /// fprintd's unique bus name (":1.42"), as the bus itself reported it; "" until known.
@@ -594,6 +597,7 @@ final class FprintdSession {
                 pending = []
                 return send(.failure(f))
             }
+            verifying()
         }
         var status: (result: String, done: Bool)?
         let answered = wait(until: deadline) {

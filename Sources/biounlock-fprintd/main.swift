@@ -15,14 +15,16 @@ import BiounlockSystem
 // - umask 077; SIGPIPE ignored (writes also use MSG_NOSIGNAL);
 // - the environment is whatever the spawner gave (biounlock gives a clean one) and is never
 //   read: the bus address comes from the request (the root-owned `fprintd_bus`);
-// - `--detach SECONDS` (the PAM module, unless its host is a subreaper): on the `close` request
-//   this process forks and exits at once, and its child releases the device and answers
-//   `closed`, adopted by init. The fork and this process's end overlap fprintd's work on the
-//   Release, and the module returns as soon as `closed` comes (the device free) instead of
-//   waiting for an exit; no host is left a child. Until the close this process is the spawner's
-//   child, killed by pid on a deadline as before; the child cannot be, so it ends by itself: its
-//   waits are bounded (each bus call; the spawner's end of fd 3 closing ends the idle wait), and
-//   at the latest SECONDS after the fork (SIGALRM: _exit).
+// - `--detach SECONDS` (the PAM module, unless its host is a subreaper): once fprintd verifies
+//   (VerifyStart answered, the wait for a touch begins), this process forks and exits at once,
+//   and its child serves the spawner from then on, adopted by init. After a match the module
+//   then returns as soon as `closed` comes (fprintd's Release answered, the device free) instead
+//   of also waiting for this process's exit, and no host is left a child; the fork runs while
+//   the user's finger is still on its way, off the way to the touch request and to the answer.
+//   Until then this process is the spawner's child, killed by pid on a deadline as before; the
+//   child cannot be, so it ends by itself: every wait in it watches fd 3 (the spawner's end
+//   closing ends it), every bus call is bounded, and at the latest SECONDS after the fork
+//   (SIGALRM: _exit). A helper that never verified does not fork (its spawner waits for its exit).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.first == "--serve" else {
@@ -63,6 +65,13 @@ func reply(_ response: FprintResponse) {
 
 reply(.hello)
 let session = FprintdSession(peer: peer, send: reply)
+var detached = false
+session.verifying = {
+    guard !detached, let detachSeconds else { return }
+    detached = true
+    // A failed fork: this process goes on, and the spawner waits for its exit as without it.
+    if ProcessState.detach() { ProcessState.installWatchdog(seconds: detachSeconds) }
+}
 while peerAlive {
     guard case .success(let payload) = channel.receive(until: monotonicMilliseconds() &+ idleMilliseconds) else { break }
     guard let request = FprintRequest(payload: payload) else {
@@ -78,7 +87,6 @@ while peerAlive {
     case .fprintdDelete(let finger): session.delete(finger: finger)
     case .close:
         // Detached, the rest is the child's (see above); a failed fork: this process goes on.
-        if let detachSeconds, ProcessState.detach() { ProcessState.installWatchdog(seconds: detachSeconds) }
         session.finish()
         reply(.closed)
         peerAlive = false

@@ -215,13 +215,13 @@ final class FprintdModuleTests: XCTestCase {
         XCTAssertEqual(transaction.value?.code, "PAM_SUCCESS", transaction.value?.raw.stdout ?? "no transaction")
     }
 
-    /// After a match the helper detaches to release the device (biounlock-fprintd --detach: it
-    /// forks at the close, the process the host spawned ends at once and is collected, and its
-    /// child releases the device and answers `closed`): the transaction returns on that answer
-    /// without waiting for an exit, and the host is left no child, the device free. A host that
-    /// adopts orphans (a subreaper) would be left the child: for such a host the helper does not
-    /// fork, and is collected before the transaction returns, as before (docs/DESIGN.md).
-    func testTheHelperDetachesToReleaseUnlessTheHostAdoptsOrphans() throws {
+    /// The helper detaches once fprintd verifies (biounlock-fprintd --detach: it forks, the
+    /// process the host spawned ends at once and is collected, and its child serves the module,
+    /// releases the device and answers `closed`): after a match the transaction returns on that
+    /// answer without waiting for an exit, and the host is left no child, the device free. A host
+    /// that adopts orphans (a subreaper) would be left the child: for such a host the helper does
+    /// not fork, and is collected before the transaction returns, as before (docs/DESIGN.md).
+    func testTheHelperDetachesUnlessTheHostAdoptsOrphans() throws {
         let d = try fprintd()
         let claimer = try d.startClaimer()
         try fixture.service("policy=biometrics timeout=30")
@@ -237,6 +237,37 @@ final class FprintdModuleTests: XCTestCase {
             let forked = lines.filter { $0.contains("CLONE_CHILD_SETTID") && !$0.contains("CLONE_VM") }
             XCTAssertEqual(forked.count, forks, "\(extra): \(lines)")
         }
+    }
+
+    /// A detached helper is not the host's child, and nothing kills it by pid: when its host dies
+    /// mid-verification, the end of its socket is what stops it. It stops the verification,
+    /// releases the device and ends by itself.
+    func testADetachedHelperWhoseHostDiesReleasesTheDeviceAndEnds() throws {
+        let d = try fprintd()
+        try fixture.service("policy=biometrics timeout=30")
+        let done = DispatchGroup()
+        done.enter()
+        Thread.detachNewThread { [fixture] in
+            _ = try? fixture?.authenticate()
+            done.leave()
+        }
+        XCTAssertNil(d.waitUntilVerifying(), "fprintd verifies for the module")
+        let hosts = try runProcess("/usr/bin/pgrep", ["-f", harnessPath + " --confdir " + fixture.confdir]).stdout
+            .split(separator: "\n").compactMap { Int32($0) }
+        XCTAssertEqual(hosts.count, 1, "the host: \(hosts)")
+        for host in hosts { kill(host, SIGKILL) }
+        done.wait()
+        func within(_ seconds: Double, _ check: () throws -> Bool) rethrows -> Bool {
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end {
+                if try check() { return true }
+                usleep(20_000)
+            }
+            return try check()
+        }
+        XCTAssertTrue(try within(10) { try runProcess("/usr/bin/pgrep", ["-f", fprintdHelperPath + " --serve"]).status != 0 },
+                      "the helper ended by itself")
+        XCTAssertNil(try d.claimAndRelease(), "the device was released")
     }
 
     /// Every wait on the way to PAM_SUCCESS waits on the event itself (a socket, the helper's end:

@@ -54,13 +54,13 @@ public struct HelperLaunch: Equatable {
     /// fprintd's client, biounlock-fprintd (`fprintd_helper`): the same clean environment, and no
     /// libfprint variable at all (it loads no libfprint, and reads no variable).
     ///
-    /// Inside PAM it detaches at the close (`--detach`), unless the host adopts orphans (a
-    /// subreaper: the helper would become its child): after a match the module returns once the
-    /// helper has answered `closed` -- fprintd's Release answered, the device free -- without
+    /// Inside PAM it detaches once fprintd verifies (`--detach`), unless the host adopts orphans
+    /// (a subreaper: the helper would become its child): after a match the module returns once
+    /// the helper has answered `closed` -- fprintd's Release answered, the device free -- without
     /// waiting for an exit (0.06-0.49 ms more in traces), and the host is left no child either
-    /// way (docs/DESIGN.md). The child that releases ends by itself, at the latest
-    /// `detachedSeconds` after the close. The CLI waits for its helper's end as before (an
-    /// admin's command, not a host's transaction).
+    /// way (docs/DESIGN.md). The detached helper ends by itself, at the latest
+    /// `detachedLifetime` seconds after it detached. The CLI waits for its helper's end as before
+    /// (an admin's command, not a host's transaction).
     static func fprintd(_ options: Options, diagnostics: Diagnostics,
                         hostIsSubreaper: () -> Bool = { ProcessState.isChildSubreaper }) -> Result<HelperLaunch, SensorUnavailable> {
         if let problem = TrustedFiles.checkExecutable(options.fprintdHelper) {
@@ -68,13 +68,17 @@ public struct HelperLaunch: Equatable {
         }
         let detach = diagnostics == .syslog && !hostIsSubreaper()
         return .success(HelperLaunch(path: options.fprintdHelper,
-                                     arguments: arguments(diagnostics) + (detach ? ["--detach", String(detachedSeconds)] : []),
+                                     arguments: arguments(diagnostics) + (detach ? ["--detach", String(detachedLifetime(options))] : []),
                                      environment: cleanEnvironment, stderrToNull: diagnostics == .syslog, detached: detach))
     }
 
-    /// A detached fprintd helper's longest life after the close, in seconds: what it still does
-    /// (VerifyStop, EnrollStop, Release) is bounded by 3 s each (FprintdSession.stopMilliseconds).
-    static let detachedSeconds = 10
+    /// A detached fprintd helper's longest life, in seconds from when it detached (once fprintd
+    /// verifies): the reader's `timeout`, its start and release, and a margin -- past it the
+    /// reader is of no use to the transaction (a helper gone is "reader unavailable", never a
+    /// success; an idle helper ends after 120 s anyway).
+    static func detachedLifetime(_ options: Options) -> Int {
+        Int((LibfprintSensor.openMilliseconds + LibfprintSensor.closeMilliseconds) / 1000) + options.timeoutSeconds + 30
+    }
 
     static let cleanEnvironment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
 
@@ -85,11 +89,12 @@ public struct HelperLaunch: Equatable {
 
 /// The running helper: a child process and our end of its socket.
 ///
-/// A detached helper (HelperLaunch.detached, the fprintd helper inside PAM) is our child until we
-/// ask it to close; then it forks, exits at once and is collected (a look after each message
-/// read, and in `shutdown`), and its child releases the reader and answers `closed`, which is the
-/// end `shutdown` waits for. That child is never signalled (it is not ours: its pid could be
-/// anyone's); it ends by itself, bounded (biounlock-fprintd's `--detach`).
+/// A detached helper (HelperLaunch.detached, the fprintd helper inside PAM) is our child until
+/// fprintd verifies; then it forks, exits at once and is collected (a look after each message
+/// read, and in `shutdown`), and its child serves the socket, releases the reader and answers
+/// `closed`, which is the end `shutdown` waits for. That child is never signalled (it is not
+/// ours: its pid could be anyone's); closing our end of the socket ends it, bounded
+/// (biounlock-fprintd's `--detach`).
 ///
 /// Security choices, all for the host process (sudo, login, a greeter):
 /// - posix_spawn, not fork: no copy of a multi-threaded host runs any code of ours;
@@ -171,8 +176,8 @@ public final class HelperProcess {
 
     /// The next message from the helper, or why there is none by `deadline`.
     func receive(until deadline: Int64) -> Result<FprintResponse, FrameChannel.Failure> {
-        // A detached helper's first process exits as soon as it forks, at the close: collected
-        // here when it has (one waitpid WNOHANG), before `shutdown` needs it.
+        // A detached helper's first process exits as soon as it forks (fprintd verifying):
+        // collected here once it has (one waitpid WNOHANG), long before `shutdown` needs it.
         if detached, !reaped { _ = reap(until: 0) }
         switch channel.receive(until: deadline) {
         case .success(let payload):
