@@ -21,15 +21,15 @@
  *
  *   touch-latency reap-one ARGS...
  *       `one` with ARGS, run below this process, which adopts its orphans
- *       (PR_SET_CHILD_SUBREAPER): the part of a helper that detached from the module to release
- *       the reader (biounlock-fprintd --detach) is collected here once it ends, and its peak RSS
+ *       (PR_SET_CHILD_SUBREAPER): the part of a helper that detached from the module once fprintd
+ *       verified (biounlock-fprintd --detach) is collected here once it ends, and its peak RSS
  *       printed ("orphans rss=KIB").
  *       `run` runs each transaction this way; the transaction's process itself adopts nothing.
  *
  *   touch-latency helper-start --run LABEL PATH [--run-detached LABEL PATH] [--run ...] [--n N]
  *       A helper's start alone: posix_spawn with a clean environment and a socketpair on fd 3, as
  *       the module spawns it (--run-detached: with `--detach 60` too, as the module spawns
- *       biounlock-fprintd, which forks only at the close), until its first frame (`hello`) is
+ *       biounlock-fprintd, which forks only once fprintd verifies), until its first frame (`hello`) is
  *       read; interleaved.
  *
  * Times, for each transaction, from pam_start (the module loaded, as in a fresh sudo):
