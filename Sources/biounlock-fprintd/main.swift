@@ -86,7 +86,6 @@ while peerAlive {
     case .fprintdEnrol(let finger, let timeout): session.enrol(finger: finger, timeoutMilliseconds: timeout)
     case .fprintdDelete(let finger): session.delete(finger: finger)
     case .close:
-        // Detached, the rest is the child's (see above); a failed fork: this process goes on.
         session.finish()
         reply(.closed)
         peerAlive = false

@@ -13,8 +13,8 @@ public struct HelperLaunch: Equatable {
     public let arguments: [String]
     public let environment: [String]
     public let stderrToNull: Bool
-    /// The helper detaches (`--detach`): the spawned process exits at once and its child serves
-    /// the channel (HelperProcess: the end waited for is its `closed`, not its exit).
+    /// The helper may detach (`--detach`): once fprintd verifies, the spawned process exits and
+    /// its child serves the channel (HelperProcess: the end waited for is its `closed`).
     public let detached: Bool
 
     public init(path: String, arguments: [String], environment: [String], stderrToNull: Bool, detached: Bool = false) {
