@@ -19,9 +19,18 @@
  *       One PAM transaction (pam_start_confdir + pam_authenticate + pam_end) in this process; prints
  *       its times (CLOCK_MONOTONIC, microseconds) and peak RSS as one line for `run`.
  *
- *   touch-latency helper-start --run LABEL PATH [--run ...] [--n N]
+ *   touch-latency reap-one ARGS...
+ *       `one` with ARGS, run below this process, which adopts its orphans
+ *       (PR_SET_CHILD_SUBREAPER): the part of a helper that detached from the module once fprintd
+ *       verified (biounlock-fprintd --detach) is collected here once it ends, and its peak RSS
+ *       printed ("orphans rss=KIB").
+ *       `run` runs each transaction this way; the transaction's process itself adopts nothing.
+ *
+ *   touch-latency helper-start --run LABEL PATH [--run-detached LABEL PATH] [--run ...] [--n N]
  *       A helper's start alone: posix_spawn with a clean environment and a socketpair on fd 3, as
- *       the module spawns it, until its first frame (`hello`) is read; interleaved.
+ *       the module spawns it (--run-detached: with `--detach 60` too, as the module spawns
+ *       biounlock-fprintd, which forks only once fprintd verifies), until its first frame (`hello`) is
+ *       read; interleaved.
  *
  * Times, for each transaction, from pam_start (the module loaded, as in a fresh sudo):
  *   prompt     the touch request shown (a PAM_TEXT_INFO or PAM_ERROR_MSG naming the finger or the
@@ -39,7 +48,8 @@
  *              return, less (touch taken - prompt);
  *   total      pam_start to pam_authenticate's return.
  * Peak RSS: the transaction's process (getrusage RUSAGE_SELF) and its reaped children -- the
- * helper (RUSAGE_CHILDREN). A result other than PAM_SUCCESS, or no touch request, is an error.
+ * helper (RUSAGE_CHILDREN), or, for a helper that detached, the orphan `reap-one` collected
+ * (the larger of the two). A result other than PAM_SUCCESS, or no touch request, is an error.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -53,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -216,7 +227,7 @@ static int run_one(const char *self, const char *confdir, const char *user, stru
     if (pipe(pipefd)) return -1;
     char delay[32];
     snprintf(delay, sizeof delay, "%ld", delay_ms);
-    char *argv[] = { (char *)self, "one", "--confdir", (char *)confdir, "--service", (char *)k->service, "--user", (char *)user,
+    char *argv[] = { (char *)self, "reap-one", "--confdir", (char *)confdir, "--service", (char *)k->service, "--user", (char *)user,
                      "--socket", (char *)k->socket, "--id", (char *)k->id, "--delay-ms", delay, "--bus", (char *)(bus ? bus : ""), NULL };
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -289,6 +300,9 @@ static int rounds(int argc, char **argv) {
             long rss = 0, child_rss = 0;
             if (ok) ok = sscanf(out, "one rc=%d prompted=%d start=%lf prompt=%lf touched=%lf end=%lf spawn=%lf connect=%lf rss=%ld child_rss=%ld",
                                 &rc, &prompted, &start, &prompt, &touched, &end, &spawn, &conn, &rss, &child_rss) == 10;
+            long orphan_rss = 0;
+            const char *orphans = strstr(out, "orphans rss=");
+            if (ok && orphans && sscanf(orphans, "orphans rss=%ld", &orphan_rss) == 1 && orphan_rss > child_rss) child_rss = orphan_rss;
             if (round < warmup) continue;
             if (!ok || rc != PAM_SUCCESS || !prompted || touched == 0) {
                 k->errors++;
@@ -329,14 +343,52 @@ static int rounds(int argc, char **argv) {
     return 0;
 }
 
+/* `one` below a process that adopts its orphans: a detached helper's end and peak RSS. */
+static int reap_one(int argc, char **argv) {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return 70;
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) return 70;
+    self[len] = 0;
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    if (!args) return 70;
+    args[0] = self;
+    args[1] = "one";
+    for (int i = 2; i < argc; i++) args[i] = argv[i];
+    static int (*real)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *, char *const[], char *const[]);
+    if (!real) real = dlsym(RTLD_NEXT, "posix_spawn");
+    pid_t pid;
+    if (real(&pid, self, NULL, NULL, args, environ) != 0) return 70;
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    fflush(stdout);
+    /* The orphans: every child left is one (this process started only `one`); bounded. */
+    long rss = 0;
+    double until = now_us() + 5e6;
+    for (;;) {
+        struct rusage ru;
+        int st;
+        pid_t got = wait4(-1, &st, WNOHANG, &ru);
+        if (got > 0) { if (ru.ru_maxrss > rss) rss = ru.ru_maxrss; continue; }
+        if (got < 0 || now_us() > until) break;
+        usleep(500);
+    }
+    printf("orphans rss=%ld\n", rss);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 /* ---------------------------------------------------------------- a helper's start */
 
 static int helper_start(int argc, char **argv) {
     const char *labels[8], *paths[8];
+    int detached[8] = {0};
     int nh = 0;
     long n = 200;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--run") && i + 2 < argc && nh < 8) { labels[nh] = argv[i + 1]; paths[nh] = argv[i + 2]; nh++; i += 2; }
+        if ((!strcmp(argv[i], "--run") || !strcmp(argv[i], "--run-detached")) && i + 2 < argc && nh < 8) {
+            detached[nh] = !strcmp(argv[i], "--run-detached");
+            labels[nh] = argv[i + 1]; paths[nh] = argv[i + 2]; nh++; i += 2;
+        }
         else if (!strcmp(argv[i], "--n") && i + 1 < argc) n = atol(argv[++i]);
         else { fprintf(stderr, "touch-latency: unknown argument %s\n", argv[i]); return 64; }
     }
@@ -358,7 +410,7 @@ static int helper_start(int argc, char **argv) {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
             posix_spawn_file_actions_adddup2(&actions, theirs, 3);
-            char *args[] = { (char *)paths[h], "--serve", "--syslog", NULL };
+            char *args[] = { (char *)paths[h], "--serve", "--syslog", detached[h] ? "--detach" : NULL, "60", NULL };
             double start = now_us();
             pid_t pid;
             int rc = real(&pid, paths[h], &actions, NULL, args, env);
@@ -390,6 +442,7 @@ static int helper_start(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "run")) return rounds(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "helper-start")) return helper_start(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "reap-one")) return reap_one(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "one")) {
         const char *confdir = NULL, *service = NULL, *user = NULL;
         for (int i = 2; i + 1 < argc; i += 2) {
@@ -405,6 +458,6 @@ int main(int argc, char **argv) {
         if (!confdir || !service || !user || !sock_path || !scan_id) { fprintf(stderr, "touch-latency one: missing arguments\n"); return 64; }
         return one(confdir, service, user);
     }
-    fprintf(stderr, "usage: touch-latency run|one|helper-start ... (see the comment at the top of bench/touch-latency.c)\n");
+    fprintf(stderr, "usage: touch-latency run|one|reap-one|helper-start ... (see the comment at the top of bench/touch-latency.c)\n");
     return 64;
 }

@@ -90,6 +90,21 @@ public enum ProcessState {
     /// getppid(2).
     public static var parentProcessID: Int32 { getppid() }
 
+    /// Whether this process adopts its descendants' orphans (prctl PR_GET_CHILD_SUBREAPER); true
+    /// when that cannot be read. A PAM module whose host is one must not leave a detached helper
+    /// (`detach`) behind: it would become the host's child.
+    public static var isChildSubreaper: Bool { biounlock_is_child_subreaper() != 0 }
+
+    /// fork(2), and the parent ends at once (_exit(0)): the child goes on as an orphan, adopted
+    /// by init (or the nearest subreaper), never left to the process that spawned this one. True
+    /// in the child; false when fork failed (this process goes on, not detached). Only for a
+    /// single-threaded helper with nothing buffered (the parent runs no exit handler).
+    public static func detach() -> Bool {
+        let pid = Glibc.fork()
+        if pid > 0 { Glibc._exit(0) }
+        return pid == 0
+    }
+
     /// setgroups(0, NULL): no supplementary groups.
     public static func dropSupplementaryGroups() {
         _ = setgroups(0, nil)

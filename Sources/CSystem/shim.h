@@ -48,6 +48,14 @@ static inline int biounlock_set_nondumpable(void) { return prctl(PR_SET_DUMPABLE
 /// prctl(PR_GET_NO_NEW_PRIVS): set by the caller, the setuid bit was ignored.
 static inline int biounlock_no_new_privs(void) { return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); }
 
+/// prctl(PR_GET_CHILD_SUBREAPER): 1 when this process adopts its descendants' orphans, 0 when
+/// not, -1 when that cannot be read.
+static inline int biounlock_is_child_subreaper(void) {
+    int value = 0;
+    if (prctl(PR_GET_CHILD_SUBREAPER, &value, 0, 0, 0) != 0) return -1;
+    return value != 0;
+}
+
 /// prctl(PR_SET_PDEATHSIG, SIGKILL), then whether the parent is still `parent`: a worker of
 /// biounlockd dies with the service (a kill -9 of the service mid-enrolment leaves no worker
 /// holding the reader). 0 when armed and the parent is alive, -1 otherwise.

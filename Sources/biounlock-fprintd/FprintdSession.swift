@@ -103,6 +103,9 @@ final class FprintdSession {
 
     let peer: Int32
     let send: (FprintResponse) -> Void
+    /// Called when fprintd verifies (each VerifyStart answered), before the wait for a touch: the
+    /// moment the helper detaches (main.swift, `--detach`).
+    var verifying: () -> Void = {}
     private var connection: DBusConnection?
     private var bus = ""
     /// fprintd's unique bus name (":1.42"), as the bus itself reported it; "" until known.
@@ -594,6 +597,7 @@ final class FprintdSession {
                 pending = []
                 return send(.failure(f))
             }
+            verifying()
         }
         var status: (result: String, done: Bool)?
         let answered = wait(until: deadline) {
@@ -618,15 +622,16 @@ final class FprintdSession {
         verification = .finished
         switch status.result {
         case "verify-match":
-            // Nothing follows a match but the close: the spawner has the answer first (recording
-            // the success is the longer part), then the device's Release goes out (no VerifyStop:
-            // Release ends the finished verification itself) and runs in fprintd meanwhile;
-            // `finish` waits for its reply.
-            send(.verified(.match(index: Int(selectedFinger))))
+            // Nothing follows a match but the close. The device's Release goes out first (no
+            // VerifyStop: Release ends the finished verification itself): fprintd's answer to it
+            // (about 1 ms: bench/RESULTS.md) is the longer part of what follows, longer than the
+            // spawner's record of the success, and the spawner's wake-up must not delay it on a
+            // busy core. Then the spawner has the answer; `finish` waits for Release's reply.
             if !vanished, case .success(let serials) = transmit([FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "Release")],
                                                                  deadline: Deadline.after(milliseconds: FprintdSession.stopMilliseconds)) {
                 releasing = serials.first
             }
+            send(.verified(.match(index: Int(selectedFinger))))
             verification = .none
         case "verify-no-match":
             send(.verified(.noMatch))

@@ -210,6 +210,61 @@ final class FprintdModuleTests: ModuleTestCase {
         XCTAssertEqual(transaction.value?.code, "PAM_SUCCESS", transaction.value?.raw.stdout ?? "no transaction")
     }
 
+    /// The helper detaches once fprintd verifies (biounlock-fprintd --detach: it forks, the
+    /// process the host spawned ends at once and is collected, and its child serves the module,
+    /// releases the device and answers `closed`): after a match the transaction returns on that
+    /// answer without waiting for an exit, and the host is left no child, the device free. A host
+    /// that adopts orphans (a subreaper) would be left the child: for such a host the helper does
+    /// not fork, and is collected before the transaction returns, as before (docs/DESIGN.md).
+    func testTheHelperDetachesUnlessTheHostAdoptsOrphans() throws {
+        let d = try fprintd()
+        let claimer = try d.startClaimer()
+        try fixture.service("policy=biometrics timeout=30")
+        let trace = fixture.dir + "/forks.out"
+        for (extra, forks) in [([String](), 1), (["--subreaper"], 0)] {
+            let t = try fixture.authenticate(touches: [ModuleFixture.scan(ModuleFixture.fingerID)], extra: ["--check-host"] + extra,
+                                             wrapper: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=clone,clone3,fork,vfork", "-o", trace])
+            XCTAssertEqual(t.code, "PAM_SUCCESS", "\(extra): \(t.raw.stdout)")
+            XCTAssertTrue(t.raw.stdout.contains("children=none"), "\(extra): \(t.raw.stdout)")
+            XCTAssertNil(claimer.claimAndRelease(), "\(extra): the next client claims the device at once")
+            // A fork (a new process sharing no memory), not a posix_spawn or a thread (CLONE_VM).
+            let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            let forked = lines.filter { $0.contains("CLONE_CHILD_SETTID") && !$0.contains("CLONE_VM") }
+            XCTAssertEqual(forked.count, forks, "\(extra): \(lines)")
+        }
+    }
+
+    /// A detached helper is not the host's child, and nothing kills it by pid: when its host dies
+    /// mid-verification, the end of its socket is what stops it. It stops the verification,
+    /// releases the device and ends by itself.
+    func testADetachedHelperWhoseHostDiesReleasesTheDeviceAndEnds() throws {
+        let d = try fprintd()
+        try fixture.service("policy=biometrics timeout=30")
+        let done = DispatchGroup()
+        done.enter()
+        Thread.detachNewThread { [fixture] in
+            _ = try? fixture?.authenticate()
+            done.leave()
+        }
+        XCTAssertNil(d.waitUntilVerifying(), "fprintd verifies for the module")
+        let hosts = try runProcess("/usr/bin/pgrep", ["-f", harnessPath + " --confdir " + fixture.confdir]).stdout
+            .split(separator: "\n").compactMap { Int32($0) }
+        XCTAssertEqual(hosts.count, 1, "the host: \(hosts)")
+        for host in hosts { kill(host, SIGKILL) }
+        done.wait()
+        func within(_ seconds: Double, _ check: () throws -> Bool) rethrows -> Bool {
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end {
+                if try check() { return true }
+                usleep(20_000)
+            }
+            return try check()
+        }
+        XCTAssertTrue(try within(10) { try runProcess("/usr/bin/pgrep", ["-f", fprintdHelperPath + " --serve"]).status != 0 },
+                      "the helper ended by itself")
+        XCTAssertNil(try d.claimAndRelease(), "the device was released")
+    }
+
     /// Every wait on the way to PAM_SUCCESS waits on the event itself (a socket, the helper's end:
     /// a pidfd), never a pause: no nanosleep, and no poll on nothing, in the module's process or
     /// in its helper.

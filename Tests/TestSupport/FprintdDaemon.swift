@@ -39,11 +39,26 @@ public final class FprintdDaemon {
     /// The environment for fprintd's own clients (fprintd-enroll, fprintd-list, gdbus).
     public var clientEnvironment: [String: String] { ["PATH": "/usr/bin:/bin", "DBUS_SYSTEM_BUS_ADDRESS": address] }
 
-    public init(readers: Readers = .one) throws {
+    public enum Polkit {
+        /// python3-dbusmock's polkitd template, every action allowed.
+        case mock
+        /// Debian's real polkitd (it drops to the user polkitd), with the host's actions
+        /// (fprintd's net.reactivated.fprint.*) and rules: it resolves each caller's bus name
+        /// to the process and user the bus recorded for that connection, as on a desktop.
+        case real
+    }
+
+    public let polkitKind: Polkit
+    public var polkitLog: String { dir + "/polkit.log" }
+
+    public init(readers: Readers = .one, polkit: Polkit = .mock) throws {
+        polkitKind = polkit
         // Short: libfprint silently truncates socket paths of 108 bytes or more.
         var template = Array("/tmp/bu-fpd.XXXXXX".utf8CString)
         guard let p = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         dir = String(cString: p)
+        // The real polkitd runs as the user polkitd: it must reach the bus socket in `dir`.
+        if polkit == .real { chmod(dir, 0o711) }
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
         do {
             try startBus()
@@ -99,6 +114,14 @@ public final class FprintdDaemon {
     }
 
     private func startPolkit() throws {
+        if polkitKind == .real {
+            polkit = try spawn("/usr/lib/polkit-1/polkitd", ["--no-debug"], environment: clientEnvironment, output: polkitLog)
+            try waitFor("polkitd on the bus", seconds: 20) {
+                (try? self.gdbus(["call", "--system", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                  "--method", "org.freedesktop.DBus.GetNameOwner", "org.freedesktop.PolicyKit1"]))?.status == 0
+            }
+            return
+        }
         // Debian's python3: the module is a Debian package (python3-dbusmock).
         polkit = try spawn("/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "polkitd"],
                            environment: clientEnvironment, output: dir + "/polkit.log")

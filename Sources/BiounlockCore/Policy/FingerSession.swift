@@ -53,7 +53,9 @@ final class FingerSession {
     /// The touch must come by then (`timeout`, from when the reader was opened).
     let deadline: Deadline
     private let user: String
-    private let store: AuthStore
+    /// Let go after a match (nothing is counted after it), so that the chain closes the store
+    /// while the reader is released (PolicyChain.run).
+    private var store: AuthStore?
     private let options: Options
     private let clock: Clock
     private let logger: Logger
@@ -92,6 +94,7 @@ final class FingerSession {
             // the transaction returns either way.
             closing = true
             sensor.startClosing()
+            store = nil
             return .matched(finger)
         case .faceMatched:
             release()
@@ -121,6 +124,9 @@ final class FingerSession {
         wrong += 1
         let consecutive: Int
         do {
+            // No store (never after a match, which ends the counting): not counted, as a
+            // failed write is -- the session ends.
+            guard let store else { throw StoreFailure("the store was closed") }
             consecutive = try store.recordBiometricFailure(user: user, at: clock.now())
         } catch {
             logger.log(.error, "cannot record failed match for \(user): \(error)")

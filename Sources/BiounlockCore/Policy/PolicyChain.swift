@@ -130,6 +130,9 @@ public final class PolicyChain {
                 write(event, store: store)
             }
         }
+        // The store is closed first (its connection's end, and a long WAL's checkpoint), while a
+        // matched reader's release still runs in the helper; the reading session let it go.
+        store = nil
         // The reader is free before the transaction returns (and before a Ctrl-C's signal).
         sessionInUse?.release()
         sessionInUse = nil

@@ -13,9 +13,13 @@ public struct HelperLaunch: Equatable {
     public let arguments: [String]
     public let environment: [String]
     public let stderrToNull: Bool
+    /// The helper may detach (`--detach`): once fprintd verifies, the spawned process exits and
+    /// its child serves the channel (HelperProcess: the end waited for is its `closed`).
+    public let detached: Bool
 
-    public init(path: String, arguments: [String], environment: [String], stderrToNull: Bool) {
+    public init(path: String, arguments: [String], environment: [String], stderrToNull: Bool, detached: Bool = false) {
         self.path = path; self.arguments = arguments; self.environment = environment; self.stderrToNull = stderrToNull
+        self.detached = detached
     }
 
     /// Security choice: the helper's environment is built from nothing. sudo hands the invoking
@@ -49,12 +53,31 @@ public struct HelperLaunch: Equatable {
 
     /// fprintd's client, biounlock-fprintd (`fprintd_helper`): the same clean environment, and no
     /// libfprint variable at all (it loads no libfprint, and reads no variable).
-    static func fprintd(_ options: Options, diagnostics: Diagnostics) -> Result<HelperLaunch, SensorUnavailable> {
+    ///
+    /// Inside PAM it detaches once fprintd verifies (`--detach`), unless the host adopts orphans
+    /// (a subreaper: the helper would become its child): after a match the module returns once
+    /// the helper has answered `closed` -- fprintd's Release answered, the device free -- without
+    /// waiting for an exit (0.06-0.49 ms more in traces), and the host is left no child either
+    /// way (docs/DESIGN.md). The detached helper ends by itself, at the latest
+    /// `detachedLifetime` seconds after it detached. The CLI waits for its helper's end as before
+    /// (an admin's command, not a host's transaction).
+    static func fprintd(_ options: Options, diagnostics: Diagnostics,
+                        hostIsSubreaper: () -> Bool = { ProcessState.isChildSubreaper }) -> Result<HelperLaunch, SensorUnavailable> {
         if let problem = TrustedFiles.checkExecutable(options.fprintdHelper) {
             return .failure(SensorUnavailable("fprintd_helper refused: \(problem)"))
         }
-        return .success(HelperLaunch(path: options.fprintdHelper, arguments: arguments(diagnostics), environment: cleanEnvironment,
-                                     stderrToNull: diagnostics == .syslog))
+        let detach = diagnostics == .syslog && !hostIsSubreaper()
+        return .success(HelperLaunch(path: options.fprintdHelper,
+                                     arguments: arguments(diagnostics) + (detach ? ["--detach", String(detachedLifetime(options))] : []),
+                                     environment: cleanEnvironment, stderrToNull: diagnostics == .syslog, detached: detach))
+    }
+
+    /// A detached fprintd helper's longest life, in seconds from when it detached (once fprintd
+    /// verifies): the reader's `timeout`, its start and release, and a margin -- past it the
+    /// reader is of no use to the transaction (a helper gone is "reader unavailable", never a
+    /// success; an idle helper ends after 120 s anyway).
+    static func detachedLifetime(_ options: Options) -> Int {
+        Int((LibfprintSensor.openMilliseconds + LibfprintSensor.closeMilliseconds) / 1000) + options.timeoutSeconds + 30
     }
 
     static let cleanEnvironment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
@@ -65,6 +88,13 @@ public struct HelperLaunch: Equatable {
 }
 
 /// The running helper: a child process and our end of its socket.
+///
+/// A detached helper (HelperLaunch.detached, the fprintd helper inside PAM) is our child until
+/// fprintd verifies; then it forks, exits at once and is collected (a look after each message
+/// read, and in `shutdown`), and its child serves the socket, releases the reader and answers
+/// `closed`, which is the end `shutdown` waits for. That child is never signalled (it is not
+/// ours: its pid could be anyone's); closing our end of the socket ends it, bounded
+/// (biounlock-fprintd's `--detach`).
 ///
 /// Security choices, all for the host process (sudo, login, a greeter):
 /// - posix_spawn, not fork: no copy of a multi-threaded host runs any code of ours;
@@ -83,17 +113,23 @@ public struct HelperLaunch: Equatable {
 public final class HelperProcess {
     public let pid: Int32
     public let channel: FrameChannel
-    /// The helper's end, as an event (ChildWatch).
+    /// The child's end, as an event (ChildWatch).
     private let end: ChildWatch
+    /// The child (the spawned process) is collected.
     private(set) var reaped = false
+    /// The helper serves from the child's child (see above).
+    let detached: Bool
+    /// `shutdown` or `kill` is done: our end of the socket is closed.
+    private var finished = false
     /// Set when the child's end of the socket closed (it exited, or is exiting).
     private(set) var peerClosed = false
     /// `close` was sent (`startClosing`): the helper is releasing the reader and exiting.
     private(set) var closeSent = false
 
-    private init(pid: Int32, channel: FrameChannel) {
+    private init(pid: Int32, channel: FrameChannel, detached: Bool) {
         self.pid = pid
         self.channel = channel
+        self.detached = detached
         end = ChildWatch(pid)
     }
 
@@ -125,7 +161,8 @@ public final class HelperProcess {
             case .spawn(let e): return .failure(SensorUnavailable("cannot start \(launch.path)", e))
             }
         }
-        return .success(HelperProcess(pid: pid, channel: FrameChannel(fd: pair.releaseFirst().rawValue, limit: limit, sensitive: sensitive)))
+        return .success(HelperProcess(pid: pid, channel: FrameChannel(fd: pair.releaseFirst().rawValue, limit: limit, sensitive: sensitive),
+                                      detached: launch.detached))
     }
 
     func send(_ request: FprintRequest, until deadline: Int64) -> Result<Void, SensorUnavailable> {
@@ -139,6 +176,9 @@ public final class HelperProcess {
 
     /// The next message from the helper, or why there is none by `deadline`.
     func receive(until deadline: Int64) -> Result<FprintResponse, FrameChannel.Failure> {
+        // A detached helper's first process exits as soon as it forks (fprintd verifying):
+        // collected here once it has (one waitpid WNOHANG), long before `shutdown` needs it.
+        if detached, !reaped { _ = reap(until: 0) }
         switch channel.receive(until: deadline) {
         case .success(let payload):
             guard let response = FprintResponse(payload: payload) else {
@@ -157,7 +197,7 @@ public final class HelperProcess {
     /// `shutdown` then waits for the end. False when the request could not be sent.
     @discardableResult
     func startClosing() -> Bool {
-        guard !reaped, !peerClosed, !closeSent else { return closeSent }
+        guard !finished, !peerClosed, !closeSent else { return closeSent }
         // One small frame into an idle socket: never waits in practice (bounded anyway).
         if case .success = send(.close, until: monotonicMilliseconds() &+ 100) { closeSent = true }
         return closeSent
@@ -166,12 +206,15 @@ public final class HelperProcess {
     /// Asks the helper to close the reader and exit (unless `startClosing` did), and waits for
     /// it to do so; after `graceMilliseconds` it is killed.
     func shutdown(graceMilliseconds: Int64) {
-        guard !reaped else { return }
+        guard !finished else { return }
         let deadline = monotonicMilliseconds() &+ graceMilliseconds
         if peerClosed || closeSent || startClosing() {
             // The helper releases the reader, answers `closed` and exits: its end is what is
-            // waited for (its pidfd), one wake-up; what it sent before is not read.
-            if reap(until: deadline) {
+            // waited for (its pidfd), one wake-up; what it sent before is not read. Detached, the
+            // end is its `closed` (or its end of the socket closing), and the child it started
+            // from is collected already (or now: the helper could not detach).
+            if (!detached || awaitClosed(until: deadline)) && reap(until: deadline) {
+                finished = true
                 channel.close()
                 return
             }
@@ -179,9 +222,25 @@ public final class HelperProcess {
         kill()
     }
 
-    /// Kills and reaps the helper now (deadline passed, or the protocol broke).
+    /// Reads (and drops) what a detached helper sends until its `closed` or the end of its
+    /// socket: true; false at `deadline` or on a broken channel.
+    private func awaitClosed(until deadline: Int64) -> Bool {
+        while !peerClosed, monotonicMilliseconds() < deadline {
+            switch receive(until: deadline) {
+            case .success(.closed): return true
+            case .success: continue
+            case .failure(.closed): return true
+            case .failure: return false
+            }
+        }
+        return peerClosed
+    }
+
+    /// Kills and reaps the helper now (deadline passed, or the protocol broke). A helper that
+    /// detached is never signalled (see above): our end of its socket closes.
     public func kill() {
-        guard !reaped else { return }
+        guard !finished else { return }
+        finished = true
         // waitpid(WNOHANG) just said "still running": an unreaped child keeps its pid, so the
         // signal cannot reach anyone else. Once it has exited (or the host reaped it), no signal.
         if !reap(until: 0) {

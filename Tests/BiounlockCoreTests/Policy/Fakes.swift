@@ -81,6 +81,9 @@ final class MemoryStore: AuthStore {
     }
     /// The order in which the chain used the store and the reader (shared with ScriptedSensor).
     var journal: Journal?
+    /// Noted in the journal when the last reference goes (the module's store closes then).
+    var journalsItsEnd = false
+    deinit { if journalsItsEnd { journal?.entries.append("store: closed") } }
     func recordSuccess(user: String, method: AuthMethod, at time: Int64, bootID: String) throws(StoreFailure) {
         journal?.entries.append("store: success recorded")
         if failWrites { throw StoreFailure("disk full") }

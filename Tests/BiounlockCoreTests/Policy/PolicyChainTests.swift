@@ -57,6 +57,30 @@ final class PolicyChainTests: XCTestCase {
         XCTAssertEqual(conversation.handedOver, [], "nothing handed on after a success")
     }
 
+    /// After a match the store is closed (its last reference let go) before the chain waits for
+    /// the reader's release: the store's close runs while the helper releases the reader, not
+    /// after it. Without a match the reading session keeps it until the reader is closed.
+    func testAMatchClosesTheStoreBeforeWaitingForTheReader() {
+        let journal = Journal()
+        let sensor = ScriptedSensor([.match(.rightIndex)])
+        sensor.journal = journal
+        let users = store.users
+        // A store only the chain holds (made when it opens one), as the module's is.
+        let chain = PolicyChain(
+            options: options, conversation: conversation, logger: logger, sensors: ScriptedSensors(sensor: sensor),
+            openStore: {
+                let own = MemoryStore()
+                own.users = users
+                own.journal = journal
+                own.journalsItsEnd = true
+                return .success(own)
+            },
+            lookupAccount: { .success($0 == "alice" ? Account(name: $0, uid: 1000) : nil) },
+            clock: clock, sessionFacts: { self.facts }, bootID: { self.bootID })
+        XCTAssertEqual(chain.run(AuthRequest(user: "alice", service: "sudo", tty: "pts/1", silent: false)).outcome, .success(.fingerprint))
+        XCTAssertEqual(journal.entries, ["reader: closing started", "store: success recorded", "store: closed", "reader: closed"])
+    }
+
     /// After a match the reader's release starts at once and ends after the success is recorded
     /// (the helper releases the reader while the store writes), before the transaction returns;
     /// every other end releases it before the decision's rows are written, as before.

@@ -67,6 +67,8 @@
  *                   host must never load what the helper process loads
  *   --sigchld reap  act like hosts that reap every child in a SIGCHLD handler (waitpid(-1))
  *   --sigchld ignore  act like hosts that ignore SIGCHLD (children are reaped by the kernel)
+ *   --subreaper     act like hosts that adopt their descendants' orphans (PR_SET_CHILD_SUBREAPER):
+ *                   a helper that detached from the module would become this process's child
  */
 #define _GNU_SOURCE
 #include <security/pam_appl.h>
@@ -82,6 +84,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -471,7 +474,7 @@ int main(int argc, char **argv) {
     const char *env[16];
     int env_count = 0;
     int flags = 0, setcred = 0, acct_mgmt = 0, host_check = 0, cycles = 1, auth_count = 1, do_fork = 0, close_std = 0;
-    int check_host = 0, use_locale = 0;
+    int check_host = 0, use_locale = 0, subreaper = 0;
     int maps = 0;
     const char *sigchld = NULL;
     const char *remote_session_dir = NULL;
@@ -508,6 +511,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--time") == 0) timed = 1;
         else if (strcmp(argv[i], "--setlocale") == 0) use_locale = 1;
         else if (strcmp(argv[i], "--check-host") == 0) check_host = 1;
+        else if (strcmp(argv[i], "--subreaper") == 0) subreaper = 1;
         else if (strcmp(argv[i], "--maps") == 0) maps = 1;
         else if (strcmp(argv[i], "--sigchld") == 0 && i + 1 < argc) sigchld = argv[++i];
         else if (strcmp(argv[i], "--remote-audit-session") == 0 && i + 1 < argc) remote_session_dir = argv[++i];
@@ -526,6 +530,10 @@ int main(int argc, char **argv) {
         out = keep >= 0 ? fdopen(keep, "w") : NULL;
         if (!out) return 70;
         close(0); close(1); close(2);
+    }
+    if (subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+        fprintf(stderr, "pam-harness: PR_SET_CHILD_SUBREAPER failed\n");
+        return 70;
     }
     if (sigchld && strcmp(sigchld, "reap") == 0) {
         struct sigaction sa;
