@@ -2,66 +2,6 @@ import BiounlockDBus
 import BiounlockFprintProtocol
 import BiounlockSystem
 
-/// fprintd's names for libfprint's finger numbers (1 = left thumb … 10 = right little).
-let fprintdFingerNames = [
-    "left-thumb", "left-index-finger", "left-middle-finger", "left-ring-finger", "left-little-finger",
-    "right-thumb", "right-index-finger", "right-middle-finger", "right-ring-finger", "right-little-finger",
-]
-
-func fprintdFingerName(_ number: UInt8) -> String? {
-    let index = Int(number) - 1
-    return fprintdFingerNames.indices.contains(index) ? fprintdFingerNames[index] : nil
-}
-
-func fprintdFingerNumber(_ name: String) -> UInt8? {
-    fprintdFingerNames.firstIndex(of: name).map { UInt8($0 + 1) }
-}
-
-/// libfprint's FpDeviceError and FpDeviceRetry codes (fp-device.h), which the helper protocol
-/// carries for fprintd's answers as for libfprint's own: this helper links no libfprint.
-enum DeviceCode {
-    static let general: Int32 = 0
-    static let busy: Int32 = 4
-    static let dataFull: Int32 = 8
-    static let dataDuplicate: Int32 = 9
-    static let removed: Int32 = 0x100
-    static let retryGeneral = 0, retryTooShort = 1, retryCenterFinger = 2, retryRemoveFinger = 3
-}
-
-/// Error names fprintd and the bus answer with, and what each means for biounlock.
-enum FprintdErrors {
-    static let alreadyInUse = "net.reactivated.Fprint.Error.AlreadyInUse"
-    static let noEnrolledPrints = "net.reactivated.Fprint.Error.NoEnrolledPrints"
-    static let permissionDenied = "net.reactivated.Fprint.Error.PermissionDenied"
-    /// fprintd is not running and cannot be started by the bus.
-    static let notRunning: Set<String> = [
-        "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
-        "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ExecFailed",
-        "org.freedesktop.DBus.Error.Spawn.ServiceNotFound", "org.freedesktop.DBus.Error.Spawn.Failed",
-        "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod",
-        "org.freedesktop.DBus.Error.NoReply",
-    ]
-
-    /// The failure for a D-Bus error reply `name` with its `message`.
-    /// Security choice: every one of these is "unavailable" upstream (fall back at once), except
-    /// NoEnrolledPrints, which is "nothing enrolled" -- never a failed match, never a success.
-    static func failure(name: String, message: String) -> FprintFailure {
-        switch name {
-        case alreadyInUse:
-            // FP_DEVICE_ERROR_BUSY: the same "busy" libfprint itself reports.
-            return FprintFailure(.device, domain: .device, code: DeviceCode.busy, "\(message) (another fprintd client holds the reader)")
-        case noEnrolledPrints:
-            return FprintFailure(.noUsablePrint, message)
-        case permissionDenied:
-            return FprintFailure(.other, "\(message) (polkit did not authorise it)")
-        case let n where notRunning.contains(n):
-            return FprintFailure(.noReader, "\(message) (fprintd is not running)")
-        default:
-            return FprintFailure(.other, message)
-        }
-    }
-}
-
 /// The fprintd client (sensor=fprintd): one connection to the bus the request names, at most one
 /// claimed device. fprintd keeps the prints; this side only starts, watches and stops its
 /// operations, and reports each outcome in the helper protocol.
@@ -106,21 +46,21 @@ final class FprintdSession {
     /// Called when fprintd verifies (each VerifyStart answered), before the wait for a touch: the
     /// moment the helper detaches (main.swift, `--detach`).
     var verifying: () -> Void = {}
-    private var connection: DBusConnection?
-    private var bus = ""
+    var connection: DBusConnection?
+    var bus = ""
     /// fprintd's unique bus name (":1.42"), as the bus itself reported it; "" until known.
-    private var owner = ""
-    private var claimed: FprintdReader?
+    var owner = ""
+    var claimed: FprintdReader?
 
     /// What arrived from fprintd for the claimed device, in arrival order, not yet used.
-    private var pending: [Event] = []
+    var pending: [Event] = []
     /// Replies that arrived while another was awaited, by serial (each from whom it came).
-    private var replies: [UInt32: [DBusMessage]] = [:]
+    var replies: [UInt32: [DBusMessage]] = [:]
     /// Calls whose replies are kept in `replies`.
-    private var awaited: Set<UInt32> = []
+    var awaited: Set<UInt32> = []
     /// AddMatch calls not waited for: an error reply to one means fprintd's signals never come.
-    private var watches: Set<UInt32> = []
-    private var selectedFinger: UInt8 = 0
+    var watches: Set<UInt32> = []
+    var selectedFinger: UInt8 = 0
 
     enum Event: Equatable {
         case verifyStatus(String, Bool)
@@ -132,14 +72,14 @@ final class FprintdSession {
     /// fprintd's verification on the claimed device: running needs VerifyStop before anything
     /// else; finished (a final status came) needs VerifyStop before the next VerifyStart, but not
     /// before Release, which ends it itself.
-    private var verification = Operation.none
-    private var enrolling = false
+    var verification = Operation.none
+    var enrolling = false
     /// The Release sent right after a match (its reply is waited for in `finish`).
-    private var releasing: UInt32?
+    var releasing: UInt32?
     /// A VerifyStart whose reply has not been read yet.
-    private var verifyStart: UInt32?
+    var verifyStart: UInt32?
     /// fprintd quit, the bus closed, or fprintd's signals cannot be watched.
-    private var vanished = false
+    var vanished = false
 
     init(peer: Int32, send: @escaping (FprintResponse) -> Void) {
         self.peer = peer
@@ -164,7 +104,7 @@ final class FprintdSession {
 
     /// Sends `messages` (connecting first, with them in the same write, when not connected);
     /// their serials. Replies to all of them are kept until `reply(to:)` takes them.
-    private func transmit(_ messages: [DBusMessage], deadline: Deadline) -> Result<[UInt32], FprintFailure> {
+    func transmit(_ messages: [DBusMessage], deadline: Deadline) -> Result<[UInt32], FprintFailure> {
         let sent: Result<[UInt32], DBusConnection.Failure>
         if let connection {
             sent = connection.send(messages, until: deadline)
@@ -189,7 +129,7 @@ final class FprintdSession {
 
     /// Takes in one message from the bus: a reply that is awaited, a signal of fprintd's for the
     /// claimed device, or fprintd's name changing hands; everything else is dropped.
-    private func dispatch(_ m: DBusMessage) {
+    func dispatch(_ m: DBusMessage) {
         switch m.kind {
         case .methodReturn, .error:
             guard let serial = m.replySerial else { return }
@@ -233,7 +173,7 @@ final class FprintdSession {
     /// The reply to `serial` from `sender` (nil: the bus, for a call to the bus; else fprintd's
     /// unique name, which must be known by then), reading and dispatching what comes meanwhile.
     /// An error reply is a failure, mapped by FprintdErrors.
-    private func reply(to serial: UInt32, from sender: String, context: String, deadline: Deadline) -> Result<DBusMessage, FprintFailure> {
+    func reply(to serial: UInt32, from sender: String, context: String, deadline: Deadline) -> Result<DBusMessage, FprintFailure> {
         while true {
             if let list = replies[serial], let m = list.first(where: { $0.sender == sender }) {
                 replies[serial] = nil
@@ -256,284 +196,9 @@ final class FprintdSession {
     }
 
     /// One call to fprintd (its unique name known) and its reply.
-    private func call(_ message: DBusMessage, context: String, milliseconds: Int64 = FprintdSession.callMilliseconds) -> Result<DBusMessage, FprintFailure> {
+    func call(_ message: DBusMessage, context: String, milliseconds: Int64 = FprintdSession.callMilliseconds) -> Result<DBusMessage, FprintFailure> {
         let deadline = Deadline.after(milliseconds: milliseconds)
         return transmit([message], deadline: deadline).flatMap { reply(to: $0[0], from: owner, context: context, deadline: deadline) }
-    }
-
-    // MARK: connection and devices
-
-    /// Connects (once) and learns fprintd's unique name and device paths: GetDevices (which
-    /// starts fprintd through the bus if it is not running) and GetNameOwner go in the first
-    /// write with the handshake; a daemon the bus had to start is asked for again once it answers.
-    private func start(_ address: String, deadline: Deadline) -> Result<[String], FprintFailure> {
-        if connection != nil && address != bus { return .failure(FprintFailure(.badRequest, "this helper is connected to another bus")) }
-        if vanished { return .failure(FprintFailure(.noReader, "the bus connection was lost")) }
-        bus = address
-        // NameOwnerChanged for fprintd's name only (arg0), from the bus: fprintd quitting ends a wait.
-        let watch = FprintdSession.bus("AddMatch", [.string("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                                                            + "member='NameOwnerChanged',path='/org/freedesktop/DBus',arg0='\(FprintdSession.busName)'")])
-        let learning = owner.isEmpty
-        let getDevices = FprintdSession.fprintd(FprintdSession.managerPath, FprintdSession.managerInterface, "GetDevices")
-        let first = learning ? [watch, getDevices, FprintdSession.bus("GetNameOwner", [.string(FprintdSession.busName)])] : [getDevices]
-        let serials: [UInt32]
-        switch transmit(first, deadline: deadline) {
-        case .success(let s) where s.count == first.count: serials = s
-        case .success: return .failure(FprintFailure(.other, "cannot send to the bus"))
-        case .failure(let f): return .failure(f)
-        }
-        let devicesSerial = learning ? serials[1] : serials[0]
-        if learning {
-            awaited.remove(serials[0])
-            watches.insert(serials[0])
-            if case .success(let m) = reply(to: serials[2], from: DBusConnection.busName, context: "GetNameOwner", deadline: deadline) {
-                owner = m.firstText ?? ""
-            }
-            if owner.isEmpty {
-                // Not running yet: the bus starts it for GetDevices, and has a name owner to
-                // give once the daemon answered that -- or says why it could not start it.
-                let answers = awaitAny(devicesSerial, deadline: deadline) ?? []
-                if let e = answers.first(where: { $0.kind == .error && $0.sender == DBusConnection.busName }) {
-                    return .failure(FprintdErrors.failure(name: e.errorName ?? "", message: "fprintd GetDevices: \(String((e.firstText ?? "").prefix(512)))"))
-                }
-                switch transmit([FprintdSession.bus("GetNameOwner", [.string(FprintdSession.busName)])], deadline: deadline)
-                    .flatMap({ reply(to: $0[0], from: DBusConnection.busName, context: "GetNameOwner", deadline: deadline) }) {
-                case .success(let m): owner = m.firstText ?? ""
-                case .failure(let f): return .failure(FprintFailure(.noReader, f.message))
-                }
-            }
-            guard owner.hasPrefix(":"), DBusNames.isBusName(owner) else {
-                owner = ""
-                return .failure(FprintFailure(.noReader, "fprintd has no bus name"))
-            }
-        }
-        switch reply(to: devicesSerial, from: owner, context: "fprintd GetDevices", deadline: deadline) {
-        case .failure(let f): return .failure(f)
-        case .success(let m):
-            guard m.body.count == 1, case .array(.objectPath, _) = m.body[0], let paths = m.body[0].strings(limit: FprintProtocol.maximumDevices) else {
-                return .failure(FprintFailure(.other, "fprintd answered GetDevices with (\(DBusType.signature(m.body.map(\.type))))"))
-            }
-            return .success(paths)
-        }
-    }
-
-    /// Waits until at least one reply to `serial` arrived (from anyone) and returns them, kept.
-    private func awaitAny(_ serial: UInt32, deadline: Deadline) -> [DBusMessage]? {
-        while replies[serial] == nil {
-            guard let connection else { return nil }
-            switch connection.receive(until: deadline) {
-            case .message(let m): dispatch(m)
-            case .watched: continue
-            case .timedOut, .failed: return nil
-            }
-        }
-        return replies[serial]
-    }
-
-    /// Every device fprintd has, with `user`'s fingers on each; their name and scan type too
-    /// when `properties` (`biounlock sensors`, `status`), which the module's verification never shows.
-    func devices(bus address: String, user: String, properties: Bool) -> Result<[FprintdReader], FprintFailure> {
-        let deadline = Deadline.after(milliseconds: FprintdSession.callMilliseconds)
-        let paths: [String]
-        switch start(address, deadline: deadline) {
-        case .success(let p): paths = p
-        case .failure(let f): return .failure(f)
-        }
-        // One write for all the devices' questions; the answers are taken in order.
-        var calls: [DBusMessage] = []
-        for path in paths {
-            calls.append(FprintdSession.fprintd(path, FprintdSession.deviceInterface, "ListEnrolledFingers", [.string(user)]))
-            if properties { calls.append(FprintdSession.fprintd(path, FprintdSession.propertiesInterface, "GetAll", [.string(FprintdSession.deviceInterface)])) }
-        }
-        let serials: [UInt32]
-        switch transmit(calls, deadline: deadline) {
-        case .success(let s): serials = s
-        case .failure(let f): return .failure(f)
-        }
-        var out: [FprintdReader] = []
-        let step = properties ? 2 : 1
-        for (i, path) in paths.enumerated() where i * step < serials.count {
-            let fingers: [UInt8]
-            switch reply(to: serials[i * step], from: owner, context: "fprintd ListEnrolledFingers", deadline: deadline) {
-            case .success(let m):
-                fingers = (m.body.first?.strings(limit: 16) ?? []).compactMap(fprintdFingerNumber)
-            case .failure(let f) where f.kind == .noUsablePrint:
-                fingers = []
-            case .failure(let f):
-                return .failure(f)
-            }
-            var unique: [UInt8] = []
-            for f in fingers where !unique.contains(f) { unique.append(f) }
-            var name = "", scanType = "press"
-            if properties, i * step + 1 < serials.count,
-               case .success(let m) = reply(to: serials[i * step + 1], from: owner, context: "fprintd GetAll", deadline: deadline),
-               let all = m.body.first {
-                name = all.property("name")?.text.map { String($0.prefix(FprintProtocol.maximumStringLength)) } ?? ""
-                scanType = all.property("scan-type")?.text == "swipe" ? "swipe" : "press"
-            }
-            out.append(FprintdReader(path: path, name: name, scanType: scanType, enrolStages: 0,
-                                     fingers: Array(unique.prefix(FprintProtocol.maximumPrints))))
-        }
-        return .success(out)
-    }
-
-    func list(bus: String, user: String) {
-        switch devices(bus: bus, user: user, properties: true) {
-        case .success(let list): send(.fprintdReaders(list))
-        case .failure(let f): send(.failure(f))
-        }
-    }
-
-    /// Picks the device: the one `selector` names; for verification, else the one holding most of
-    /// the user's prints (the first on a tie, as pam_fprintd does); for enrolment, else fprintd's
-    /// default device.
-    func choose(_ readers: [FprintdReader], selector: String, purpose: FprintdPurpose, user: String) -> Result<FprintdReader, FprintFailure> {
-        guard !readers.isEmpty else { return .failure(FprintFailure(.noReader, "fprintd reports no fingerprint reader")) }
-        if !selector.isEmpty {
-            guard let named = readers.first(where: { $0.path == selector || $0.shortName == selector }) else {
-                return .failure(FprintFailure(.noReader, "no fprintd device matches '\(selector)'"))
-            }
-            if purpose == .verify && named.fingers.isEmpty {
-                return .failure(FprintFailure(.noUsablePrint, "\(user) has no fingerprint enrolled in fprintd on \(named.path)"))
-            }
-            return .success(named)
-        }
-        if purpose == .verify {
-            var best: FprintdReader?
-            for r in readers where r.fingers.count > (best?.fingers.count ?? 0) { best = r }
-            guard let best else { return .failure(FprintFailure(.noUsablePrint, "\(user) has no fingerprint enrolled in fprintd")) }
-            return .success(best)
-        }
-        guard readers.count > 1 else { return .success(readers[0]) }
-        if case .success(let m) = call(FprintdSession.fprintd(FprintdSession.managerPath, FprintdSession.managerInterface, "GetDefaultDevice"),
-                                       context: "fprintd GetDefaultDevice"),
-           let path = m.firstText, let found = readers.first(where: { $0.path == path }) {
-            return .success(found)
-        }
-        return .success(readers[0])
-    }
-
-    /// Claims the device for `user`. Before the Claim: GetDevices and ListEnrolledFingers, as
-    /// pam_fprintd asks (and GetNameOwner, to the bus, in the same write as GetDevices); the match
-    /// rule for the device's signals goes in the Claim's write. Nothing else: the device's name
-    /// and scan type are not read for a verification (nothing shows them); for an enrolment they
-    /// are, with its stages, after the Claim (fprintd knows the stages only then).
-    func claim(bus: String, user: String, selector: String, purpose: FprintdPurpose) {
-        guard claimed == nil else { return send(.failure(FprintFailure(.badRequest, "a device is already claimed"))) }
-        if purpose == .verify {
-            let paths: [String]
-            switch start(bus, deadline: Deadline.after(milliseconds: FprintdSession.callMilliseconds)) {
-            case .success(let p): paths = p
-            case .failure(let f): return send(.failure(f))
-            }
-            // One device to verify on (the only one, or the one `selector` names): its fingers and
-            // its Claim are asked for together (see claimWhileListing).
-            let named = paths.filter { selector.isEmpty || $0 == selector || FprintdReader(path: $0, name: "", scanType: "", enrolStages: 0, fingers: []).shortName == selector }
-            if named.count == 1, paths.count == 1 || !selector.isEmpty { return claimWhileListing(path: named[0], user: user) }
-        }
-        var reader: FprintdReader
-        switch devices(bus: bus, user: user, properties: false).flatMap({ choose($0, selector: selector, purpose: purpose, user: user) }) {
-        case .success(let r): reader = r
-        case .failure(let f): return send(.failure(f))
-        }
-        let deadline = Deadline.after(milliseconds: FprintdSession.callMilliseconds)
-        let serials: [UInt32]
-        switch transmit([watch(reader.path), FprintdSession.fprintd(reader.path, FprintdSession.deviceInterface, "Claim", [.string(user)])], deadline: deadline) {
-        case .success(let s) where s.count == 2: serials = s
-        case .success: return send(.failure(FprintFailure(.other, "cannot send to the bus")))
-        case .failure(let f): return send(.failure(f))
-        }
-        awaited.remove(serials[0])
-        watches.insert(serials[0])
-        // Signals count from now on (dispatch reads `claimed`); only after a successful Claim do
-        // they matter, and `pending` is emptied before each VerifyStart.
-        claimed = reader
-        switch reply(to: serials[1], from: owner, context: "fprintd Claim", deadline: deadline) {
-        case .success: break
-        case .failure(let f):
-            claimed = nil
-            return send(.failure(f))
-        }
-        if purpose == .verify { startEarly(reader) }
-        if purpose == .enrol,
-           case .success(let m) = call(FprintdSession.fprintd(reader.path, FprintdSession.propertiesInterface, "GetAll",
-                                                              [.string(FprintdSession.deviceInterface)]),
-                                       context: "fprintd GetAll"),
-           let all = m.body.first {
-            // An enrolment shows the device and its stages (fprintd knows them once claimed).
-            reader.name = all.property("name")?.text.map { String($0.prefix(FprintProtocol.maximumStringLength)) } ?? ""
-            reader.scanType = all.property("scan-type")?.text == "swipe" ? "swipe" : "press"
-            if let stages = all.property("num-enroll-stages")?.int32, stages > 0 { reader.enrolStages = Int(min(stages, 1000)) }
-            claimed = reader
-        }
-        send(.fprintdClaimed(reader))
-    }
-
-    /// The match rule for fprintd's signals on the device at `path`.
-    private func watch(_ path: String) -> DBusMessage {
-        FprintdSession.bus("AddMatch", [.string("type='signal',sender='\(owner)',interface='\(FprintdSession.deviceInterface)',path='\(path)'")])
-    }
-
-    /// Claims the one device a verification can use, asking for the user's fingers on it in the
-    /// same write: fprintd authorizes each call on a thread of its own (polkit, and the bus's
-    /// GetConnectionUnixUser), so the two run at once instead of one after the other -- the
-    /// largest part of the time before the reader is ready (bench/RESULTS.md). A user with no
-    /// finger there gets "nothing enrolled", as when the fingers are asked for first; the
-    /// device, if the Claim succeeded meanwhile, is released again before the answer.
-    private func claimWhileListing(path: String, user: String) {
-        let deadline = Deadline.after(milliseconds: FprintdSession.callMilliseconds)
-        let serials: [UInt32]
-        switch transmit([FprintdSession.fprintd(path, FprintdSession.deviceInterface, "ListEnrolledFingers", [.string(user)]),
-                         watch(path), FprintdSession.fprintd(path, FprintdSession.deviceInterface, "Claim", [.string(user)])], deadline: deadline) {
-        case .success(let s) where s.count == 3: serials = s
-        case .success: return send(.failure(FprintFailure(.other, "cannot send to the bus")))
-        case .failure(let f): return send(.failure(f))
-        }
-        awaited.remove(serials[1])
-        watches.insert(serials[1])
-        var reader = FprintdReader(path: path, name: "", scanType: "press", enrolStages: 0, fingers: [])
-        claimed = reader
-        let listed = reply(to: serials[0], from: owner, context: "fprintd ListEnrolledFingers", deadline: deadline)
-        let claim = reply(to: serials[2], from: owner, context: "fprintd Claim", deadline: deadline)
-        var fingers: [UInt8] = []
-        switch listed {
-        case .success(let m): fingers = (m.body.first?.strings(limit: 16) ?? []).compactMap(fprintdFingerNumber)
-        case .failure(let f) where f.kind == .noUsablePrint: break
-        case .failure(let f):
-            if case .success = claim { release() }
-            claimed = nil
-            return send(.failure(f))
-        }
-        var unique: [UInt8] = []
-        for f in fingers where !unique.contains(f) { unique.append(f) }
-        guard !unique.isEmpty else {
-            if case .success = claim { release() }
-            claimed = nil
-            return send(.failure(FprintFailure(.noUsablePrint, "\(user) has no fingerprint enrolled in fprintd on \(path)")))
-        }
-        if case .failure(let f) = claim {
-            claimed = nil
-            return send(.failure(f))
-        }
-        reader.fingers = Array(unique.prefix(FprintProtocol.maximumPrints))
-        claimed = reader
-        startEarly(reader)
-        send(.fprintdClaimed(reader))
-    }
-
-    /// A device claimed for a verification starts verifying before the spawner is told: it puts
-    /// up the touch request meanwhile, and the reader is ready when the request is shown, as
-    /// with pam_fprintd, not one round trip to the spawner and one to fprintd later. A spawner
-    /// that then asks for no touch (a passcode required first) closes, which stops it. If the
-    /// VerifyStart cannot be sent, the first verify request sends it.
-    private func startEarly(_ reader: FprintdReader) {
-        _ = startVerify(reader, deadline: Deadline.after(milliseconds: FprintdSession.callMilliseconds))
-    }
-
-    private func release() {
-        guard let claimed, !vanished else { return }
-        _ = call(FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "Release"), context: "fprintd Release",
-                 milliseconds: FprintdSession.stopMilliseconds)
     }
 
     // MARK: waiting
@@ -542,7 +207,7 @@ final class FprintdSession {
 
     /// Reads from the bus until `ready()` holds, fprintd vanishes, the time is up, or the
     /// spawner sends a request (the user typed instead of touching) or goes away.
-    private func wait(until deadline: Deadline, _ ready: () -> Bool) -> WaitEnd {
+    func wait(until deadline: Deadline, _ ready: () -> Bool) -> WaitEnd {
         while true {
             if ready() { return .ready }
             if vanished { return .vanished }
@@ -557,14 +222,14 @@ final class FprintdSession {
     }
 
     /// Whether the spawner closed its end (rather than sent a request).
-    private func peerHungUp() -> Bool {
+    func peerHungUp() -> Bool {
         guard let events = try? Poll.wait(FileDescriptor(rawValue: peer), for: .readable, until: Deadline(milliseconds: 0)) else { return false }
         return events.contains(.hangUp) || events.contains(.error)
     }
 
     /// Forgets whatever fprintd sent before now (statuses of an earlier verification): reads
     /// what is already there, without waiting, and empties `pending`.
-    private func drain() {
+    func drain() {
         var n = 0
         while n < 1000, let connection, case .message(let m) = connection.receive(until: Deadline(milliseconds: 0)) {
             dispatch(m)
@@ -644,7 +309,7 @@ final class FprintdSession {
 
     /// Sends VerifyStart ("any") after dropping whatever fprintd sent before; its reply is
     /// `verifyStart`'s, read by `verify` (or, if no verify follows, before the VerifyStop).
-    private func startVerify(_ claimed: FprintdReader, deadline: Deadline) -> Result<Void, FprintFailure> {
+    func startVerify(_ claimed: FprintdReader, deadline: Deadline) -> Result<Void, FprintFailure> {
         drain()
         selectedFinger = 0
         switch transmit([FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "VerifyStart", [.string("any")])], deadline: deadline) {
@@ -669,7 +334,7 @@ final class FprintdSession {
     /// Ends a verify whose wait stopped short of its answer: fprintd gone (a failure), the spawner
     /// gone (no one to answer), or a request or the time up (VerifyStop, then "timed out").
     /// False when the answer is there (`.ready`) and the verify goes on.
-    private func endVerify(after end: WaitEnd) -> Bool {
+    func endVerify(after end: WaitEnd) -> Bool {
         switch end {
         case .ready:
             return false
@@ -687,7 +352,7 @@ final class FprintdSession {
 
     /// VerifyStop, for a verification running or finished; errors are ignored (fprintd may have
     /// ended it itself).
-    private func stopVerify() {
+    func stopVerify() {
         guard verification != .none, let claimed, !vanished else { verification = .none; verifyStart = nil; return }
         verification = .none
         if let serial = verifyStart {
@@ -699,115 +364,6 @@ final class FprintdSession {
         }
         _ = call(FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "VerifyStop"), context: "fprintd VerifyStop",
                  milliseconds: FprintdSession.stopMilliseconds)
-    }
-
-    // MARK: enrol and delete
-
-    func enrol(finger: UInt8, timeoutMilliseconds: UInt32) {
-        guard let claimed else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
-        guard let name = fprintdFingerName(finger) else { return send(.failure(FprintFailure(.badRequest, "unknown finger \(finger)"))) }
-        if vanished { return send(.failure(gone)) }
-        if verification != .none { stopVerify() }
-        let deadline = Deadline.after(milliseconds: Int64(timeoutMilliseconds))
-        drain()
-        let serial: UInt32
-        switch transmit([FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "EnrollStart", [.string(name)])], deadline: deadline) {
-        case .success(let s): serial = s[0]
-        case .failure(let f): return send(.failure(f))
-        }
-        enrolling = true
-        let total = claimed.enrolStages
-        var done = 0
-        var started = false
-        while true {
-            var status: (result: String, done: Bool)?
-            var startError: FprintFailure?
-            switch wait(until: deadline, {
-                if !started, let list = replies[serial], let m = list.first(where: { $0.sender == owner }) {
-                    started = true
-                    replies[serial] = nil
-                    awaited.remove(serial)
-                    if m.kind == .error {
-                        startError = FprintdErrors.failure(name: m.errorName ?? "", message: "fprintd EnrollStart: \(String((m.firstText ?? "").prefix(512)))")
-                        return true
-                    }
-                }
-                // As for verification, statuses may precede EnrollStart's reply.
-                while status == nil, let event = pending.first {
-                    pending.removeFirst()
-                    if case .enrollStatus(let result, let isDone) = event { status = (result, isDone) }
-                }
-                return status != nil
-            }) {
-            case .ready: break
-            case .vanished:
-                enrolling = false
-                return send(.failure(gone))
-            case .peerGone:
-                stopEnrol()
-                return
-            case .request, .timedOut:
-                stopEnrol()
-                return send(.failure(FprintFailure(.timedOut, "no touch in time")))
-            }
-            if let startError {
-                enrolling = false
-                return send(.failure(startError))
-            }
-            guard let status else { continue }
-            if !status.done {
-                if status.result == "enroll-stage-passed" {
-                    done += 1
-                    send(.enrolStage(done: done, total: max(total, done)))
-                } else {
-                    send(.enrolRetry(code: FprintdSession.retryCode(status.result)))
-                }
-                continue
-            }
-            stopEnrol()
-            func deviceFailure(_ code: Int32, _ text: String) -> FprintResponse {
-                .failure(FprintFailure(.device, domain: .device, code: code, "fprintd: \(text)"))
-            }
-            switch status.result {
-            case "enroll-completed":
-                send(.enrolStage(done: max(total, done + 1), total: max(total, done + 1)))
-                send(.fprintdEnrolled)
-            case "enroll-duplicate":
-                send(deviceFailure(DeviceCode.dataDuplicate, "this finger is already enrolled (for this or another user)"))
-            case "enroll-data-full":
-                send(deviceFailure(DeviceCode.dataFull, "the reader's storage is full"))
-            case "enroll-disconnected":
-                send(deviceFailure(DeviceCode.removed, "the reader was disconnected"))
-            default:
-                send(deviceFailure(DeviceCode.general, "enrolment failed (\(String(status.result.prefix(64))))"))
-            }
-            return
-        }
-    }
-
-    private func stopEnrol() {
-        guard enrolling, let claimed, !vanished else { enrolling = false; return }
-        enrolling = false
-        _ = call(FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "EnrollStop"), context: "fprintd EnrollStop",
-                 milliseconds: FprintdSession.stopMilliseconds)
-    }
-
-    func delete(finger: UInt8) {
-        guard let claimed else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
-        let result: Result<DBusMessage, FprintFailure>
-        if finger == 0 {
-            result = call(FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "DeleteEnrolledFingers2"),
-                          context: "fprintd DeleteEnrolledFingers2")
-        } else if let name = fprintdFingerName(finger) {
-            result = call(FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "DeleteEnrolledFinger", [.string(name)]),
-                          context: "fprintd DeleteEnrolledFinger")
-        } else {
-            return send(.failure(FprintFailure(.badRequest, "unknown finger \(finger)")))
-        }
-        switch result {
-        case .success: send(.deleted)
-        case .failure(let f): send(.failure(f))
-        }
     }
 
     // MARK: release
