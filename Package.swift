@@ -298,7 +298,7 @@ let package = Package(
         // Built with the layer's fault injection, like the layer in debug builds.
         .testTarget(name: "BiounlockSystemTests", dependencies: ["BiounlockSystem"],
                     swiftSettings: testSettings + [.define("BIOUNLOCK_FAULTS", .when(configuration: .debug))]),
-        .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore", "TestSupport", "BiounlockStore"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),

@@ -449,11 +449,3 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try store.recentEvents(limit: 10).map(\.user), ["u5"])
     }
 }
-
-
-/// A fresh directory that passes the store's trust checks (root-owned, 0700).
-func makeTrustedTemporaryDirectory() throws -> String {
-    var template = Array("/tmp/biounlock-test.XXXXXX".utf8CString)
-    guard let p = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-    return String(cString: p)
-}

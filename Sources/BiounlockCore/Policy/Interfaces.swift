@@ -60,16 +60,9 @@ public protocol AuthStore: AnyObject {
     /// once it would survive a power loss.
     @discardableResult
     func recordBiometricFailure(user: String, at time: Int64) throws(StoreFailure) -> Int
-    /// Adds one passcode attempt to the user's consecutive counter (atomically); returns the new
-    /// count once it would survive a power loss.
-    @discardableResult
-    func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) -> Int
-    /// Counts one passcode attempt *before* it is checked, atomically (in the store's write
-    /// transaction), refusing it (false, nothing counted) while the passcode lockout runs. A
-    /// success resets the count. So attempts made at the same time can never get more guesses
-    /// than the lockout allows.
-    func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool
-    /// One whole passcode attempt: reserve (count it, or refuse it while locked), make the count
+    /// One whole passcode attempt: count it before it is checked, atomically in the store's write
+    /// transaction (or refuse it, counting nothing, while the passcode lockout runs -- so attempts
+    /// made at the same time never get more guesses than the lockout allows), make the count
     /// durable, run `check` (the Argon2id verification), and record the result -- a right
     /// passcode clears the counters as recordSuccess(.passcode) does. An attempt that finds the
     /// lockout reached while other attempts of the user are being checked waits for their results
@@ -86,7 +79,7 @@ public protocol AuthStore: AnyObject {
     /// in the record already, so a lockout read from it may yet be lifted by one of them: the
     /// passcode is still worth asking for (attemptPasscode then waits for their results).
     func passcodeAttemptsInFlight(user: String) -> Bool
-    /// Notes when the last failure happened (the count was taken by reservePasscodeAttempt).
+    /// Notes when the last failure happened (the count was taken by attemptPasscode).
     func recordLastFailure(user: String, at time: Int64) throws(StoreFailure)
     /// Resets the counters a success clears: a finger clears the biometric counter; a passcode
     /// (or the password, seen through pam_sm_setcred) clears both -- as on a phone, the passcode
@@ -122,37 +115,6 @@ extension AuthStore {
     /// An attempt whose success writes nothing more.
     public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
         try attemptPasscode(user: user, threshold: threshold, clock: clock, bootID: bootID, onAccepted: {}, check: check)
-    }
-
-    /// The attempt composed from the single steps, for stores with one client at a time (the
-    /// tests' memory store); Store serialises each user's attempts across processes.
-    public func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String,
-                                onAccepted: () -> Void, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
-        guard try reservePasscodeAttempt(user: user, at: clock.now(), threshold: threshold) else {
-            guard let record = try loadUser(user), case .locked(let until) = Lockouts.passcode(
-                failures: record.passcodeFailures, failureAt: record.passcodeFailureAt, threshold: threshold, now: clock.now()) else {
-                return .locked(until: nil)
-            }
-            return .locked(until: until)
-        }
-        if check() {
-            var resetFailure: StoreFailure?
-            do throws(StoreFailure) {
-                try inOneTransaction {
-                    do throws(StoreFailure) { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
-                        resetFailure = error
-                        return
-                    }
-                    onAccepted()
-                }
-            } catch {
-                return .accepted(resetFailure: error)
-            }
-            return .accepted(resetFailure: resetFailure)
-        }
-        let failures = (try? loadUser(user))?.passcodeFailures ?? 0
-        do { try recordLastFailure(user: user, at: clock.now()) } catch { return .rejected(failures: failures, writeFailure: error) }
-        return .rejected(failures: failures, writeFailure: nil)
     }
 }
 

@@ -59,22 +59,33 @@ final class MemoryStore: AuthStore {
         users[user]?.biometricFailureAt = time
         return users[user]?.biometricFailures ?? 0
     }
-    func recordPasscodeFailure(user: String, at time: Int64) throws(StoreFailure) -> Int {
+    /// The attempt for one client at a time: count (or refuse while locked), check, record. The
+    /// real protocol (the count durable before the check, attempts in flight across processes) is
+    /// Store's, which PolicyChainOnStoreTests and BiounlockStoreTests run.
+    func attemptPasscode(user: String, threshold: Int, clock: Clock, bootID: String,
+                         onAccepted: () -> Void, check: () -> Bool) throws(StoreFailure) -> PasscodeAttempt {
         if failWrites { throw StoreFailure("disk full") }
-        users[user, default: UserRecord(name: user)].passcodeFailures += 1
-        users[user]?.passcodeFailureAt = time
-        return users[user]?.passcodeFailures ?? 0
-    }
-    func reservePasscodeAttempt(user: String, at time: Int64, threshold: Int) throws(StoreFailure) -> Bool {
-        if failWrites { throw StoreFailure("disk full") }
-        guard var record = users[user] else { return false }
-        var options = Options()
-        options.passcodeLockout = threshold
-        guard Lockouts.passcode(record, options: options, now: time) == .open else { return false }
+        guard var record = users[user] else { return .locked(until: nil) }
+        if case .locked(let until) = Lockouts.passcode(failures: record.passcodeFailures, failureAt: record.passcodeFailureAt,
+                                                       threshold: threshold, now: clock.now()) {
+            return .locked(until: until)
+        }
         record.passcodeFailures += 1
-        record.passcodeFailureAt = time
+        record.passcodeFailureAt = clock.now()
         users[user] = record
-        return true
+        if check() {
+            var resetFailure: StoreFailure?
+            try inOneTransaction {
+                do throws(StoreFailure) { try recordSuccess(user: user, method: .passcode, at: clock.now(), bootID: bootID) } catch {
+                    resetFailure = error
+                    return
+                }
+                onAccepted()
+            }
+            return .accepted(resetFailure: resetFailure)
+        }
+        users[user]?.lastFailure = clock.now()
+        return .rejected(failures: record.passcodeFailures, writeFailure: nil)
     }
     func recordLastFailure(user: String, at time: Int64) throws(StoreFailure) {
         users[user]?.lastFailure = time
