@@ -154,11 +154,13 @@ let package = Package(
         .target(name: "BiounlockSensors", dependencies: ["BiounlockCore", "BiounlockFprintProtocol", "BiounlockFaceProtocol", "BiounlockSystem"], swiftSettings: moduleSwiftSettings),
         // The protocol between the module running as the user and biounlock-check (the helper
         // protocol's framing, its own messages): pure Swift.
+        // The one assembly of the policy chain for a real transaction (module, checker, `biounlock verify`).
+        .target(name: "BiounlockChain", dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors"], swiftSettings: moduleSwiftSettings),
         .target(name: "BiounlockCheckProtocol", dependencies: ["BiounlockCore", "BiounlockFprintProtocol"], swiftSettings: moduleSwiftSettings),
         // Both sides of that exchange: the checker's service (the policy chain with a relayed
         // conversation) and the module's client (start the checker, relay, map the decision).
         .target(name: "BiounlockCheck",
-                dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol", "BiounlockCheckProtocol"],
+                dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockChain", "BiounlockFprintProtocol", "BiounlockCheckProtocol"],
                 swiftSettings: moduleSwiftSettings),
 
         // The setuid-root checker: a thin entry that hardens its process and runs BiounlockCheck.
@@ -214,7 +216,7 @@ let package = Package(
             name: "PamBiounlock",
             // CUnixPassword (libcrypt): the password kept for the boot is checked against the
             // shadow hash before it is kept and before it is handed on (issue 32, KeptPassword).
-            dependencies: ["CPAM", "CModuleRuntime", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockCheckProtocol", "BiounlockCheck",
+            dependencies: ["CPAM", "CModuleRuntime", "BiounlockSystem", "BiounlockCore", "BiounlockStore", "BiounlockSensors", "BiounlockChain", "BiounlockCheckProtocol", "BiounlockCheck",
                            "CUnixPassword"],
             exclude: ["exports.map", "link"],
             swiftSettings: moduleSwiftSettings,
@@ -272,7 +274,7 @@ let package = Package(
         // The admin CLI, statically linked against the Swift runtime so it runs without the toolchain.
         .executableTarget(
             name: "biounlock",
-            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockFprintProtocol",
+            dependencies: ["BiounlockSystem", "BiounlockCore", "BiounlockAdmin", "BiounlockStore", "BiounlockSensors", "BiounlockChain", "BiounlockFprintProtocol",
                            "BiounlockFaceProtocol", "BiounlockServiceProtocol", "BiounlockBus"],
             // A single-threaded tool: Swift 5 mode spares it Sendable ceremony for its command table.
             swiftSettings: [.swiftLanguageMode(.v5)],

@@ -1,5 +1,6 @@
 import BiounlockSystem
 import BiounlockCore
+import BiounlockChain
 import BiounlockFprintProtocol
 import BiounlockCheckProtocol
 
@@ -113,8 +114,7 @@ public struct CheckerService {
             logger.log(.error, "\(failure); falling back to the password")
             return answer(Decision(.unavailable, .checkerUnavailable), on: channel)
         }
-        for diagnostic in loaded.diagnostics { logger.log(.warning, diagnostic.description) }
-        for note in loaded.notes { logger.log(.notice, note) }
+        loaded.report(to: logger)
         let (options, ignored) = loaded.options.applyingCallerArguments(request.words)
         setDebug(options.debug)
         if !ignored.isEmpty {
@@ -139,19 +139,15 @@ public struct CheckerService {
 
         let conversation = RelayedConversation(channel: channel, logger: logger, end: end)
         let hostname = self.hostname()
-        let chain = PolicyChain(
-            options: options, conversation: conversation, logger: logger, sensors: sensors,
-            openStore: { self.openStore(options) }, lookupAccount: lookupAccount, clock: clock,
-            sessionFacts: {
-                // The relayed SSH_* variables can only make the session look remote; the logind
-                // session is this process's own audit session (SessionProbe.sessionID).
-                SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { request.environment[$0] },
-                                   options: options, hostname: hostname)
-            },
-            bootID: bootID,
-            terminal: { nil })   // lockers have no terminal; vlock runs setuid root and never needs the checker
         var authRequest = request.authRequest
         authRequest.user = caller.name
+        // The relayed SSH_* variables can only make the session look remote; the logind session
+        // is this process's own audit session (SessionProbe.sessionID). Lockers have no terminal;
+        // vlock runs setuid root and never needs the checker.
+        let chain = ChainAssembly.chain(
+            options: options, conversation: conversation, logger: logger, diagnostics: .syslog, request: authRequest,
+            environment: { request.environment[$0] }, hostname: { hostname }, terminal: { nil },
+            seams: ChainSeams(sensors: sensors, openStore: { self.openStore(options) }, lookupAccount: lookupAccount, clock: clock, bootID: bootID))
         let decision = chain.run(authRequest)
         conversation.send(.result(decision))
         if PasswordWitness.handsOnToPassword(decision), let typed = conversation.handedOn {

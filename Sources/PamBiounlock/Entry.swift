@@ -2,6 +2,7 @@ import CPAM
 import BiounlockCore
 import BiounlockSensors
 import BiounlockStore
+import BiounlockChain
 import BiounlockCheck
 import BiounlockCheckProtocol
 
@@ -32,8 +33,7 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         logger.log(.error, "\(failure); falling back to the password")
         return PAM_AUTHINFO_UNAVAIL
     }
-    for diagnostic in loaded.diagnostics { logger.log(.warning, diagnostic.description) }
-    for note in loaded.notes { logger.log(.notice, note) }
+    loaded.report(to: logger)
     let options = loaded.options
     logger.debugEnabled = options.debug
     // Messages in the host's locale (the module never sets it): only the domain's directory is
@@ -71,24 +71,15 @@ public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
         return pamCode(CheckerClient.authenticate(check, options: options, conversation: PamConversation(pamh), logger: logger))
     }
 
+    let conversation = PamConversation(pamh)
+    let environment: (String) -> String? = { PamHandle.environment(pamh, $0) }
     #if BIOUNLOCK_FUZZ
     // The fuzz build: the reader, the terminal, the clock and the boot id scripted by the fuzz
     // input (FuzzWorld.swift); never in what ships.
-    let chain = FuzzWorld.chain(
-        options: options, conversation: PamConversation(pamh), logger: logger, openStore: { Store.openForAuthentication(options) },
-        sessionFacts: {
-            SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { PamHandle.environment(pamh, $0) }, options: options)
-        })
+    let chain = FuzzWorld.chain(options: options, conversation: conversation, logger: logger, request: request, environment: environment)
     #else
-    let chain = PolicyChain(
-        options: options,
-        conversation: PamConversation(pamh),
-        logger: logger,
-        sensors: Sensors(logger: logger, helperDiagnostics: .syslog),
-        openStore: { Store.openForAuthentication(options) },
-        sessionFacts: {
-            SessionProbe.facts(rhost: request.rhost, tty: request.tty, environment: { PamHandle.environment(pamh, $0) }, options: options)
-        },
+    let chain = ChainAssembly.chain(
+        options: options, conversation: conversation, logger: logger, diagnostics: .syslog, request: request, environment: environment,
         terminal: { ControllingTerminal.forConversation(pamTTY: request.tty) })
     #endif
 

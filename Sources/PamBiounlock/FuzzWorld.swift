@@ -1,6 +1,8 @@
 #if BIOUNLOCK_FUZZ
 import BiounlockSystem
 import BiounlockCore
+import BiounlockChain
+import BiounlockSensors
 
 // The fuzz build only. scripts/fuzz compiles the module with -D BIOUNLOCK_FUZZ into
 // build/fuzz/pam_biounlock_fuzz.so; SwiftPM never defines it, so build/pam_biounlock.so -- what
@@ -64,12 +66,13 @@ enum FuzzWorld {
         return keys[nextKey]
     }
 
-    /// The seams of one transaction's chain.
-    static func chain(options: Options, conversation: Conversation, logger: Logger,
-                      openStore: @escaping PolicyChain.StoreOpener, sessionFacts: @escaping () -> SessionFacts) -> PolicyChain {
-        PolicyChain(options: options, conversation: conversation, logger: logger, sensors: FuzzSensors(),
-                    openStore: openStore, clock: FuzzClock(), sessionFacts: sessionFacts,
-                    bootID: { FuzzWorld.bootID }, terminal: { FuzzWorld.terminalPresent ? FuzzTerminal() : nil })
+    /// The seams of one transaction's chain: the real assembly, with the scripted reader, clock,
+    /// boot id and terminal.
+    static func chain(options: Options, conversation: Conversation, logger: Logger, request: AuthRequest,
+                      environment: @escaping (String) -> String?) -> PolicyChain {
+        ChainAssembly.chain(options: options, conversation: conversation, logger: logger, diagnostics: .syslog, request: request,
+                            environment: environment, terminal: { FuzzWorld.terminalPresent ? FuzzTerminal() : nil },
+                            seams: ChainSeams(sensors: FuzzSensors(), clock: FuzzClock(), bootID: { FuzzWorld.bootID }))
     }
 }
 

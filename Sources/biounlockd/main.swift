@@ -105,7 +105,7 @@ case .failure(let failure):
     logger.log(.error, "\(failure)")
     ProcessState.exit(1)
 case .success(let loaded):
-    for d in loaded.diagnostics { logger.log(.warning, "\(d)") }
+    loaded.report(to: logger)
     options = loaded.options
 }
 

@@ -22,6 +22,14 @@ public enum Configuration {
         public init(options: Options, diagnostics: [OptionDiagnostic] = [], notes: [String] = []) {
             self.options = options; self.diagnostics = diagnostics; self.notes = notes
         }
+
+        /// What loading found, to the log of the process that runs on these options (the module,
+        /// the checker, biounlockd): each diagnostic a warning, each note a notice. (The CLI
+        /// prints its diagnostics to the admin instead.)
+        public func report(to logger: Logger) {
+            for diagnostic in diagnostics { logger.log(.warning, diagnostic.description) }
+            for note in notes { logger.log(.notice, note) }
+        }
     }
 
     /// - Parameters:

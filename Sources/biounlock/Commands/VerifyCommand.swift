@@ -3,6 +3,7 @@ import BiounlockCore
 import BiounlockAdmin
 import BiounlockSensors
 import BiounlockStore
+import BiounlockChain
 
 /// `biounlock verify USER [--service S]`: runs the module's chain interactively, without PAM
 /// (like `howdy test`), and says which step decided. It is a real attempt: counters, lockouts
@@ -23,12 +24,12 @@ enum VerifyCommand {
         let logger = StderrLogger(verbose: true)
         var options = context.options
         if invocation.has("--face") { options.face = true }
-        let chain = PolicyChain(
-            options: options, conversation: TerminalConversation(), logger: logger, sensors: Sensors(logger: logger, helperDiagnostics: .stderr),
-            openStore: { Store.openForAuthentication(options) },
-            sessionFacts: { SessionProbe.facts(rhost: "", tty: "", environment: { Environment.value($0).map { String(decoding: $0, as: UTF8.self) } }, options: options) },
+        let request = AuthRequest(user: name, service: service, tty: ttyName())
+        let chain = ChainAssembly.chain(
+            options: options, conversation: TerminalConversation(), logger: logger, diagnostics: .stderr, request: request,
+            environment: { Environment.value($0).map { String(decoding: $0, as: UTF8.self) } },
             terminal: { ControllingTerminal.forConversation(pamTTY: "") })
-        let decision = chain.run(AuthRequest(user: name, service: service, tty: ttyName()))
+        let decision = chain.run(request)
         // TRANSLATORS: {result} says what happened ("unlocked by a finger", "handed to the
         // password", translated); {method}, {outcome} and {reason} are the audit log's codes
         // (fingerprint, success, finger-matched...): keep them as they are.
