@@ -260,8 +260,10 @@ final class LibfprintTypeOrTouchTests: XCTestCase {
         try fixture.service("timeout=15")
         let path = fixture.touchSocket
         let touched = expectation(description: "touch")
+        // No fixed wait: the send connects once libfprint's virtual_device listens (the helper
+        // opened the reader for this transaction), and the device keeps the touch for the
+        // verification it starts next.
         Thread.detachNewThread {
-            usleep(800_000)
             _ = SimulatedFinger.send(bytes: Array("SCAN \(ModuleFixture.fingerID)".utf8), to: path, waitMilliseconds: 10_000)
             touched.fulfill()
         }
