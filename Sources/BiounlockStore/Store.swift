@@ -184,7 +184,7 @@ public final class Store: AuthStore {
     /// WAL started again syncs its header: syncs that every passcode and touch success paid at
     /// close, now paid once per few of them. What it costs instead: a connection that finds no
     /// other one open rebuilds the WAL index from the frames left (every sudo, enrolled or not):
-    /// about 1.5 us a frame (scripts/bench, wal-recovery). The WAL file keeps its length when it
+    /// a cost per frame that scripts/bench's wal-recovery case measures (bench/RESULTS.md). The WAL file keeps its length when it
     /// is started again (journal_size_limit `walSizeLimit`), so the frames of later commits
     /// overwrite blocks it has: the sync of a count writes them and no new block (a WAL truncated
     /// to zero and grown again made every count's sync allocate blocks: 0.2 to 0.3 ms of each

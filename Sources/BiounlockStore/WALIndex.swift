@@ -7,8 +7,8 @@ import Synchronization
 /// SQLite takes the first connection to open a WAL database -- it finds no lock on byte 128 of
 /// the -shm file, its "DMS" byte -- as the one that must rebuild the index: it truncates the
 /// -shm file, grows it again a byte per page, and reads and checksums every frame of the WAL.
-/// A sudo is one process with one connection, so every sudo was that first connection: 0.3 to
-/// 0.45 ms of a whole sudo, enrolled or not (interleaved runs, bench/report.py). The module
+/// A sudo is one process with one connection, so every sudo was that first connection: a
+/// measurable part of a whole sudo, enrolled or not (bench/RESULTS.md's history). The module
 /// now holds a shared open-file-description lock on that byte while its connection is open,
 /// when the index is known to describe the WAL exactly: SQLite then finds another connection
 /// and uses the index as it is -- as it does beside `biounlock log --follow`, or any

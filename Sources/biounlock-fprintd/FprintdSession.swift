@@ -289,7 +289,7 @@ final class FprintdSession {
         case "verify-match":
             // Nothing follows a match but the close. The device's Release goes out first (no
             // VerifyStop: Release ends the finished verification itself): fprintd's answer to it
-            // (about 1 ms: bench/RESULTS.md) is the longer part of what follows, longer than the
+            // (bench/RESULTS.md, section 6) is the longer part of what follows, longer than the
             // spawner's record of the success, and the spawner's wake-up must not delay it on a
             // busy core. Then the spawner has the answer; `finish` waits for Release's reply.
             if !vanished, case .success(let serials) = transmit([FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "Release")],

@@ -488,7 +488,7 @@ public final class PolicyChain {
     /// log line, never a secret. When biounlock stays out (the user has not enabled biometric
     /// unlock, a remote session under remote=ignore) there is only the log line, at debug level:
     /// nothing to audit, and a row would cost every such sudo a synced write to the store
-    /// (scripts/bench measured about 6 ms a transaction with it, about 0.3 ms without).
+    /// (bench/RESULTS.md, section 1, has what a transaction costs each way).
     /// Logs the line and returns the row, which run() writes (nil when there is none).
     func audit(_ decision: Decision, request: AuthRequest) -> AuditEvent? {
         let user = sanitizedForLog(request.user)
