@@ -1,8 +1,8 @@
 import BiounlockSystem
 import BiounlockCore
 
-/// The shape of `biounlock status`, as text and as JSON. The JSON shape is documented in the
-/// README and pinned by a test: add fields, never rename or remove them. The text is for people
+/// The shape of `biounlock status`, as text and as JSON. The JSON shape is documented in
+/// docs/GUIDE.md and pinned by a test: add fields, never rename or remove them. The text is for people
 /// (translated); the JSON, the audit codes and the config words in both are not.
 public enum StatusReport {
     /// What is in force for a user now: lockouts and the passcode requirement.

@@ -92,7 +92,7 @@ extension Session {
     /// touch with every usable print at once (fp_device_identify_sync). A VERIFY-only reader can
     /// compare one touch with one print only, so it is verified against the first usable print
     /// (the caller sends them oldest enrolment first) — as fprintd does for "any finger" on such
-    /// readers. Other fingers then do not unlock on that reader; the README says so.
+    /// readers. Other fingers then do not unlock on that reader; docs/GUIDE.md says so.
     func verify(prints: [[UInt8]], timeoutMilliseconds: UInt32) {
         guard let device = openDevice else { return send(.failure(FprintFailure(.notOpen, "no reader is open"))) }
         var usable: [(index: Int, print: GObjectRef)] = []

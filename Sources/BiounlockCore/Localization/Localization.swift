@@ -3,8 +3,8 @@ import Synchronization
 
 // Every text biounlock shows a person goes through L(): the module's prompts and messages
 // (Policy/Messages.swift) and the CLI's help, reports and errors. Log lines, JSON and config
-// words never do. scripts/po extracts the L() calls into po/biounlock.pot; README,
-// "Translations", says how to add a message and its translations.
+// words never do. scripts/po extracts the L() calls into po/biounlock.pot; docs/CONTRIBUTING.md
+// ("Adding a message", "Translating") says how to add a message and its translations.
 
 /// `msgid` in the user's language (gettext domain `biounlock`), with each `{name}` replaced by
 /// its value: `L("PIN or password for {service}: ", ["service": service])`.

@@ -21,7 +21,7 @@ public enum SensorKind: String, CaseIterable, Sendable {
 }
 
 /// Every setting of the module and the CLI. Defaults are the documented ones (README,
-/// "Configuration reference"); the config file overrides them and module arguments override both.
+/// "Configuration", and biounlock.conf(5)); the config file overrides them and module arguments override both.
 public struct Options: Equatable, Sendable {
     public static let defaultConfigPath = "/etc/security/biounlock.conf"
     public static let defaultStorePath = "/var/lib/biounlock/biounlock.db"
@@ -111,7 +111,7 @@ public struct Options: Equatable, Sendable {
     /// read from root-owned configuration, like every option.
     public var localeDir: String = Localization.defaultDirectory
 
-    // The face (issue 34; README, "The face"). Off unless the admin turns it on.
+    // The face (issue 34; docs/GUIDE.md, "The face"). Off unless the admin turns it on.
     public static let defaultFaceHelperPath = "/usr/libexec/biounlock/biounlock-face"
     public static let defaultFaceModels = "/usr/share/biounlock/face"
     /// `face=on`: the camera may watch for an enrolled user's face beside the reader.

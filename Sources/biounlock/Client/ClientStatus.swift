@@ -49,7 +49,7 @@ enum ClientStatus {
     }
 
     /// `status --json` of a user: the fields of root's `status --json` that the service gives,
-    /// in the same shape (README, "status --json").
+    /// in the same shape (docs/GUIDE.md, "status --json").
     static func json(_ s: AccountStatus) -> JSON {
         func lock(_ l: AccountStatus.Lockout) -> JSON {
             .object([("locked", .bool(l.locked)), ("until", l.locked && l.until > 0 ? .string(iso8601(l.until)) : .null),

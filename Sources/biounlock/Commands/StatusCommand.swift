@@ -8,7 +8,7 @@ enum StatusCommand {
     static let spec = CommandSpec(
         path: ["status"], positionals: [("USER", true)], options: [],
         abstract: L("Show biometric unlock settings, fingers, passcode kind and counters."),
-        discussion: L("With --json the output has the shape documented in the README."),
+        discussion: L("With --json the output has the shape documented in docs/GUIDE.md."),
         writes: false, reportsJSON: true, run: run)
 
     static func run(_ invocation: Invocation) throws -> Int32 {
