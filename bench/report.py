@@ -543,10 +543,12 @@ def main():
                 w("")
         w("After a match `sensor=fprintd`'s helper answers the module at once and sends fprintd `Release` (no "
           "`VerifyStop`), which runs while the module records the success and its audit row (a durable commit, see "
-          "section 1, and a syslog line); the module then waits for the helper's end. Release's answer means fprintd "
-          "has closed the device, so the device is free before `pam_authenticate` returns (docs/DESIGN.md); "
-          "pam_fprintd records nothing and leaves the release to fprintd noticing its disconnection. The libfprint "
-          "helper closes the reader and exits the same way.")
+          "section 1, and a syslog line); the module then returns on the helper's `closed`, which the helper sends "
+          "once fprintd has answered `Release`. Release's answer means fprintd has closed the device, so the device "
+          "is free before `pam_authenticate` returns (docs/DESIGN.md). The helper detached once fprintd verified "
+          "(docs/DESIGN.md, \"Inside PAM the fprintd helper detaches\"): its exit is not waited for. pam_fprintd "
+          "records nothing and leaves the release to fprintd noticing its disconnection. The libfprint helper "
+          "closes the reader and exits, and the module collects it.")
         w("")
         a, b = num(tf, "touch_median_us"), num(tp, "touch_median_us")
         ma, mb = num(tf, "match_median_us"), num(tp, "match_median_us")
@@ -554,17 +556,12 @@ def main():
             w(f"**The touch target is missed in this run**: `sensor=fprintd` takes {signed_ms(a - b)} ms more than pam_fprintd "
               f"from the touch ({signed_ms(ma - mb)} ms from fprintd's match as the monitor saw it), against the 1 ms "
               "allowed. What the fprintd path does after the match that pam_fprintd does not: one more hop (fprintd's "
-              "signal reaches the helper, whose answer reaches the module), fprintd's answer to `Release`, and the "
-              "helper's end (the module collects its helper before it returns: a host must not be left a child), "
-              "beside the module's own record of the success (a syslog line and one commit), which runs meanwhile. Three "
-              "traced transactions (`perf trace`, so every figure inflated; times from the helper reading fprintd's "
-              "signal): the helper sent Release after 0.14-0.20 ms and the module had the match after 0.21-0.48 ms; "
-              "the module's record was done at 2.22, 0.75 and 0.93 ms, fprintd's answer to Release came at 0.95, "
-              "1.13 and 1.25 ms, and the helper's end reached the module at 2.28, 1.66 and 1.93 ms (0.06-0.49 ms "
-              "after its exit began): either branch can be the longer one. pam_fprintd returns on the signal and "
-              "leaves the release to fprintd's handling of its disconnection, which a client connected beforehand "
-              "can overtake (docs/DESIGN.md); waiting for Release is what makes the device free before the "
-              "transaction returns, and it is kept.")
+              "signal reaches the helper, whose answer reaches the module), and fprintd's answer to `Release` "
+              "(fprintd authorizes the call first, on a worker thread), beside the module's own record of the success "
+              "(a syslog line and one commit), which runs meanwhile; the longer of the two decides. pam_fprintd "
+              "returns on the signal and leaves the release to fprintd's handling of its disconnection, which a "
+              "client connected beforehand can overtake (docs/DESIGN.md); waiting for Release is what makes the "
+              "device free before the transaction returns, and it is kept.")
             w("")
 
     # ---------------------------------------------------------------- notes
