@@ -3,7 +3,7 @@
 #   - scripts/man renders man/*.scd with scdoc, and man(1) reports no roff warnings;
 #   - every command and option printed by `biounlock --help` and `biounlock CMD --help`
 #     (the built CLI in BUILD_DIR) has an entry in man/biounlock.8.scd;
-#   - every key of Options.keys (Sources/BiounlockCore/Options/Options.swift) has an entry in
+#   - every key of Options.keys (Sources/BiounlockCore/Options/OptionKeys.swift) has an entry in
 #     man/biounlock.conf.5.scd and man/pam_biounlock.8.scd.
 # So a new command, option or key fails here until its man page entry is written.
 #
@@ -77,8 +77,8 @@ if [ -z "$missing" ]; then pass "biounlock.8 documents each of the ${#flags[@]} 
 else fail "biounlock.8 documents every option of the help texts" "missing:$missing"; fi
 
 # ---- config keys in biounlock.conf(5) and pam_biounlock(8) ----
-mapfile -t keys < <(grep -oE 'OptionKey\(name: "[a-z_]+"' "$repo/Sources/BiounlockCore/Options/Options.swift" | sed -E 's/.*"(.*)"/\1/')
-[ ${#keys[@]} -ge 5 ] || fail "found the option keys in Options.swift"
+mapfile -t keys < <(grep -oE 'OptionKey\(name: "[a-z_]+"' "$repo/Sources/BiounlockCore/Options/OptionKeys.swift" | sed -E 's/.*"(.*)"/\1/')
+[ ${#keys[@]} -ge 5 ] || fail "found the option keys in OptionKeys.swift"
 missing5="" missing8=""
 for k in "${keys[@]}"; do
     grep -qE "^\*$k\*" "$repo/man/biounlock.conf.5.scd" || missing5+=" $k"
