@@ -29,6 +29,9 @@ public struct ServiceEnvironment: Sendable {
     public var deleteFromReader: @Sendable ([Template], Options) -> [(Template, Sensors.ReaderDeletion)]
     /// Deletes a user's prints from fprintd (sensor=fprintd); nil finger: all.
     public var deleteFromFprintd: @Sendable (Options, String, Finger?) -> Result<Void, SensorUnavailable>
+    /// Drops the Unix password kept for the boot for a user (issue 32: the kernel key that
+    /// `keep_password` made); whether there was one. The tests count the calls instead.
+    public var forgetKeptPassword: @Sendable (String) -> Bool
 
     public init(authority: Authority, reauthenticator: Reauthenticator, enrolments: EnrolmentRunner, logger: Logger & Sendable,
                 emit: @escaping @Sendable (OutgoingSignal) -> Void, clock: Clock = SystemClock(),
@@ -38,10 +41,11 @@ public struct ServiceEnvironment: Sendable {
                 listReaders: (@Sendable (Options) -> Result<[ReaderInfo], SensorUnavailable>)? = nil,
                 fprintdFingers: (@Sendable (Options, String) -> Result<[FprintdReader], SensorUnavailable>)? = nil,
                 deleteFromReader: (@Sendable ([Template], Options) -> [(Template, Sensors.ReaderDeletion)])? = nil,
-                deleteFromFprintd: (@Sendable (Options, String, Finger?) -> Result<Void, SensorUnavailable>)? = nil) {
+                deleteFromFprintd: (@Sendable (Options, String, Finger?) -> Result<Void, SensorUnavailable>)? = nil,
+                forgetKeptPassword: @escaping @Sendable (String) -> Bool = { KeptPasswordKey.drop(user: $0) }) {
         self.authority = authority; self.reauthenticator = reauthenticator; self.enrolments = enrolments
         self.logger = logger; self.emit = emit; self.clock = clock; self.monotonic = monotonic
-        self.lookupName = lookupName; self.lookupUID = lookupUID
+        self.lookupName = lookupName; self.lookupUID = lookupUID; self.forgetKeptPassword = forgetKeptPassword
         // A Sensors per use (it is a value holding the logger): nothing shared between threads.
         self.listReaders = listReaders ?? { Sensors(logger: logger, helperDiagnostics: .syslog).list($0) }
         self.fprintdFingers = fprintdFingers ?? { Sensors(logger: logger, helperDiagnostics: .syslog).fprintdFingers($0, user: $1) }
@@ -209,6 +213,7 @@ public final class Manager: Sendable {
         case .cancelEnrolment: cancelEnrolment(caller: c); return []
         case .deleteFingers: return [.uint32(try deleteFingers(user: a[0].string ?? "", finger: a[1].string ?? "", caller: c))]
         case .resetLockouts: try resetLockouts(user: a[0].string ?? "", which: a[1].string ?? "", caller: c); return []
+        case .forgetPassword: return [.boolean(try forgetPassword(user: a[0].string ?? "", caller: c))]
         }
     }
 

@@ -183,6 +183,8 @@ extension Manager {
         try change(service.map { "disabled:\($0)" } ?? "disabled", target: target, caller: caller, store: store) { () throws(StoreFailure) in
             try store.setEnabled(false, user: target.account.name, service: service, at: environment.clock.now())
         }
+        // Issue 32: the password kept for the boot goes with it, as `biounlock disable` drops it.
+        _ = environment.forgetKeptPassword(target.account.name)
     }
 
     // MARK: the passcode
@@ -219,6 +221,7 @@ extension Manager {
         try change("passcode-removed", target: target, caller: caller, store: store) { () throws(StoreFailure) in
             try store.setPasscode(nil, user: target.account.name, at: environment.clock.now())
         }
+        _ = environment.forgetKeptPassword(target.account.name)   // issue 32, as `biounlock passcode clear`
     }
 
     // MARK: fingers
@@ -340,6 +343,7 @@ extension Manager {
             try change(what, target: target, caller: caller, store: store) { () throws(StoreFailure) in
                 try store.noteEnrolmentChange(user: target.account.name, at: environment.clock.now(), fprintdPrints: prints)
             }
+            _ = environment.forgetKeptPassword(target.account.name)   // issue 32, as `biounlock unenrol`
             return UInt32(clamping: doomed.count)
         }
         let record = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(target.account.name) }
@@ -355,6 +359,7 @@ extension Manager {
         try change(what, target: target, caller: caller, store: store) { () throws(StoreFailure) in
             removed = try store.deleteTemplates(user: target.account.name, finger: finger)
         }
+        _ = environment.forgetKeptPassword(target.account.name)   // issue 32, as `biounlock unenrol`
         return UInt32(clamping: removed)
     }
 
@@ -369,5 +374,22 @@ extension Manager {
         try change(what, target: target, caller: caller, store: store) { () throws(StoreFailure) in
             try store.resetCounters(user: target.account.name, biometric: which != .passcode, passcode: which != .biometric)
         }
+    }
+
+    // MARK: the password kept for the boot
+
+    /// Drops the Unix password kept for the boot (issue 32, `keep_password`): the next login at a
+    /// login service then opens no keyring until the password is typed again. Like Disable it
+    /// needs no proof -- it only ever takes something away -- and is audited like every change.
+    func forgetPassword(user: String, caller: Caller) throws(ServiceError) -> Bool {
+        let target = try target(user, caller: caller)
+        try mayChange(target, caller: caller, proof: false)
+        let store = try openStore()
+        var dropped = false
+        try change("password-forgotten", target: target, caller: caller, store: store) { () throws(StoreFailure) in
+            dropped = environment.forgetKeptPassword(target.account.name)
+        }
+        environment.logger.log(.info, "\(sanitizedForLog(target.account.name)): \(dropped ? "the password kept for the boot dropped" : "no password was kept for the boot")")
+        return dropped
     }
 }

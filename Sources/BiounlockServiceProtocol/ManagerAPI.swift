@@ -29,6 +29,7 @@ public enum ManagerAPI {
         case cancelEnrolment = "CancelEnrolment"
         case deleteFingers = "DeleteFingers"
         case resetLockouts = "ResetLockouts"
+        case forgetPassword = "ForgetPassword"
 
         /// The input signature (what GDBus checks against the introspection data before a handler runs).
         public var inputSignature: String {
@@ -45,6 +46,7 @@ public enum ManagerAPI {
             case .cancelEnrolment: return "()"
             case .deleteFingers: return "(ss)"
             case .resetLockouts: return "(ss)"
+            case .forgetPassword: return "(s)"
             }
         }
 
@@ -56,6 +58,7 @@ public enum ManagerAPI {
             case .authenticate: return "(u)"
             case .enable: return "(ba(ss))"
             case .deleteFingers: return "(u)"
+            case .forgetPassword: return "(b)"
             case .disable, .setPasscode, .removePasscode, .startEnrolment, .cancelEnrolment, .resetLockouts: return "()"
             }
         }

@@ -100,6 +100,11 @@ public enum ManagerInterface {
       <arg name="user" type="s" direction="in"/>
       <arg name="which" type="s" direction="in"/>
     </method>
+    <!-- Drops the Unix password kept for the boot (keep_password); no proof needed. -->
+    <method name="ForgetPassword">
+      <arg name="user" type="s" direction="in"/>
+      <arg name="dropped" type="b" direction="out"/>
+    </method>
     <!-- Touch `done` of `total` taken (0 of `total` when the reader is ready). -->
     <signal name="EnrolStage">
       <arg name="finger" type="s"/>

@@ -128,6 +128,33 @@ final class ManagerTests: XCTestCase {
         XCTAssertEqual(Array(outcomes.prefix(3)), ["passcode-removed", "passcode-set:pattern", "reauthenticated"])
     }
 
+    /// Issue 32: the password kept for the boot goes when biometric unlock is turned off, the
+    /// passcode removed or the fingers deleted, as with the root CLI; and the user can drop it
+    /// with ForgetPassword, with no proof (it only takes something away), audited. Another
+    /// user's needs manage-others.
+    func testTheKeptPasswordGoesWithDisableRemovalsAndForgetPassword() throws {
+        XCTAssertEqual(f.call(.forgetPassword, [.string("")]), .values([.boolean(true)]), "no proof needed")
+        XCTAssertEqual(f.forgotten.value, [ServiceFixture.user])
+        f.keptPassword.mutate { $0 = false }
+        XCTAssertEqual(f.call(.forgetPassword, [.string("")]), .values([.boolean(false)]), "nothing kept: says so")
+        XCTAssertEqual(try f.store().recentEvents(user: ServiceFixture.user).first?.outcome, "password-forgotten")
+        XCTAssertEqual(f.call(.forgetPassword, [.string(ServiceFixture.other)]).errorName, .notAuthorized)
+        XCTAssertEqual(f.forgotten.value.count, 2, "another user's is not touched without manage-others")
+
+        f.forgotten.mutate { $0 = [] }
+        XCTAssertEqual(f.call(.disable, [.string(""), .string("")]), .values([]))
+        XCTAssertEqual(f.forgotten.value, [ServiceFixture.user], "Disable drops it")
+        XCTAssertEqual(f.authenticate(), .values([.uint32(ManagerAPI.grantSeconds)]))
+        XCTAssertEqual(f.call(.setPasscode, [.string(""), .string("pin"), .handle(0)], secret: "2468\n"), .values([]))
+        f.forgotten.mutate { $0 = [] }
+        XCTAssertEqual(f.call(.removePasscode, [.string("")]), .values([]))
+        XCTAssertEqual(f.forgotten.value, [ServiceFixture.user], "RemovePasscode drops it")
+        try f.store().saveTemplate(Template(finger: .rightIndex, sensor: .simulated, data: Array("daemon-ri".utf8), created: 1), user: ServiceFixture.user)
+        f.forgotten.mutate { $0 = [] }
+        XCTAssertEqual(f.call(.deleteFingers, [.string(""), .string("")]), .values([.uint32(1)]))
+        XCTAssertEqual(f.forgotten.value, [ServiceFixture.user], "DeleteFingers drops it")
+    }
+
     func testAnotherUsersAccountNeedsManageOthersAndIsAuditedAsAnAdministrators() throws {
         XCTAssertEqual(f.call(.disable, [.string(ServiceFixture.other), .string("")]).errorName, .notAuthorized)
         XCTAssertEqual(f.call(.resetLockouts, [.string(ServiceFixture.other), .string("")]).errorName, .notAuthorized)

@@ -84,6 +84,9 @@ final class ServiceFixture {
     let log = MemoryLog()
     let clock = TestClock()
     let signals = Locked<[OutgoingSignal]>([])
+    /// Whose kept password (issue 32) the service dropped, in order; what the drop answers.
+    let forgotten = Locked<[String]>([])
+    let keptPassword = Locked<Bool>(true)
     var manager: Manager!
 
     init(options extra: [String] = [], rules: ReauthRules = ReauthRules(), limits: CallLimits = CallLimits()) throws {
@@ -94,10 +97,14 @@ final class ServiceFixture {
                                                                          "sim_socket=\(dir)/sim", "config=\(dir)/none.conf"] + extra) else {
             throw CocoaError(.fileReadUnknown)
         }
-        let signals = self.signals, clock = self.clock
+        let signals = self.signals, clock = self.clock, forgotten = self.forgotten, keptPassword = self.keptPassword
         let environment = ServiceEnvironment(authority: authority, reauthenticator: reauth, enrolments: enrolments, logger: log,
                                              emit: { s in signals.mutate { $0.append(s) } },
-                                             monotonic: { clock.now.value })
+                                             monotonic: { clock.now.value },
+                                             forgetKeptPassword: { user in
+                                                 forgotten.mutate { $0.append(user) }
+                                                 return keptPassword.value
+                                             })
         manager = Manager(options: loaded.options, environment: environment, rules: rules, limits: limits)
     }
 

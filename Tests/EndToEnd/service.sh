@@ -89,6 +89,15 @@ in_sandbox '
     run sudo-touch "$1" "" /usr/bin/sudo -S -k id -u
     sandbox_touch_end 3; echo $? >"$o/sudo-touch.touchrc"
 
+    # Issue 32: the Unix password kept for the boot (the root-only kernel key keep_password
+    # makes, with the permissions KernelKeys gives it): the user drops their own, no password.
+    uid=$(id -u "$1")
+    key=$(keyctl add user "biounlock:password:$uid" "kept-for-the-test" @u 2>"$o/key-add.err") && keyctl setperm "$key" 0x003f0000
+    keyctl search @u user "biounlock:password:$uid" >"$o/key-before.txt" 2>&1
+    run forget-pw "$1" "" "$cli" forget-password
+    keyctl search @u user "biounlock:password:$uid" >"$o/key-after.txt" 2>&1; echo $? >"$o/key-after.rc"
+    run forget-pw-again "$1" "" "$cli" forget-password
+
     # Another user s record: refused by the CLI, and by the service itself (raw D-Bus).
     record before-refusals
     run other-status "$1" "" "$cli" status "$5"
@@ -211,6 +220,8 @@ check "sudo then takes their PIN, first ('PIN required: enter it once before usi
 check "sudo then takes the finger they enrolled themselves (a touch, nothing typed)" \
     eval 'rc_is sudo-touch 0 && grep -qx 0 "$out/sudo-touch.out" && [ "$(cat "$out/sudo-touch.touchrc")" = 0 ]' -- $(files sudo-touch) "$out/sudo-touch.touch"
 
+check "the password kept for the boot: 'biounlock forget-password' as $ALICE drops the kernel key through biounlockd (no password asked), then says none is kept" \
+    eval 'test -s "$out/key-before.txt" && rc_is forget-pw 0 && said forget-pw "Dropped the password kept for $ALICE." && [ "$(cat "$out/key-after.rc")" != 0 ] && rc_is forget-pw-again 0 && said forget-pw-again "No password is kept for $ALICE."' -- $(files forget-pw forget-pw-again) "$out/key-before.txt" "$out/key-after.txt"
 check "another user: 'biounlock status $BOB' as $ALICE is refused, exit 1, and shows nothing of $BOB's" \
     eval 'rc_is other-status 1 && said other-status "you can manage only your own biometric unlock" && ! said other-status "passcode:"' -- $(files other-status)
 check "another user: 'biounlock enable $BOB' as $ALICE is refused, exit 1" \

@@ -21,6 +21,7 @@ enum UserCommands {
         case ["enrol"], ["enroll"]: return try UserEnrolment.run(client, inv)
         case ["unenrol"], ["unenroll"]: return try unenrol(client, inv)
         case ["reset"]: return try reset(client, inv)
+        case ["forget-password"]: return try forgetPassword(client, inv)
         default: throw UsageError(L("unknown command '{command}'", ["command": inv.path.joined(separator: " ")]))
         }
     }
@@ -112,6 +113,14 @@ enum UserCommands {
             if let fix { message += "\n    " + L("run: {command}", ["command": fix]) }
         }
         return CommandFailure(message)
+    }
+
+    /// Drops the Unix password kept for this boot (issue 32); like `disable`, no password asked.
+    static func forgetPassword(_ client: ServiceClient, _ inv: UserMode.Invocation) throws -> Int32 {
+        let dropped = try client.call(.forgetPassword, [.string("")]).first?.bool ?? false
+        let user = ClientIdentity.name
+        Output.line(dropped ? L("Dropped the password kept for {user}.", ["user": user]) : L("No password is kept for {user}.", ["user": user]))
+        return 0
     }
 
     static func disable(_ client: ServiceClient, _ inv: UserMode.Invocation) throws -> Int32 {

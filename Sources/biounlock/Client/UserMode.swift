@@ -5,7 +5,7 @@ import BiounlockServiceProtocol
 
 /// The CLI run by a user (not root): the commands about one's own account go through
 /// biounlockd -- `status`, `log`, `enable`/`disable`, `passcode set|change|remove`,
-/// `enrol`/`unenrol`, `reset` -- with no USER or the user's own name. Another user's name is
+/// `enrol`/`unenrol`, `reset`, `forget-password` -- with no USER or the user's own name. Another user's name is
 /// refused (exit 1); root's global options (--db, --config, --sensor, --sim-socket, --policy),
 /// help and every other command go to the root path unchanged (which refuses what needs root).
 enum UserMode {
@@ -28,6 +28,7 @@ enum UserMode {
         Spec(path: ["unenrol"], options: ["--finger": true, "--all": false, "--stdin": false]),
         Spec(path: ["unenroll"], options: ["--finger": true, "--all": false, "--stdin": false]),
         Spec(path: ["reset"], options: ["--biometric": false, "--passcode": false, "--stdin": false]),
+        Spec(path: ["forget-password"], options: [:]),
     ]
 
     struct Invocation {
