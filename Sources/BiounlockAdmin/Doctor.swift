@@ -102,6 +102,7 @@ public enum Doctor {
         Check(name: "sqlite") { _, probes in let v = probes.sqlite(); return [sqlite(built: v.built, running: v.running)] },
         Check(name: "face") { inputs, _ in face(inputs.options) },
         Check(name: "pam.d") { inputs, _ in pamServices(inputs.pamDir) },
+        Check(name: "keyring") { inputs, _ in keyring(inputs.options, pamDir: inputs.pamDir) },
         Check(name: "store") { inputs, probes in store(inputs, probes) },
         Check(name: "config") { inputs, _ in [config(inputs)] },
         Check(name: "sensor") { inputs, probes in sensor(inputs.options, probes) },
@@ -253,6 +254,49 @@ public enum Doctor {
             }
         }
         return findings
+    }
+
+    /// Issue 32: at the login services that use biounlock, whether the Unix password is kept for
+    /// the keyring (a `keep_password` line in the stack, the service's file or what it includes).
+    /// Without it a finger or PIN login leaves GNOME Keyring and KWallet locked: a warning with
+    /// the profile that adds the line. Nothing is said when no login service uses biounlock.
+    static func keyring(_ options: Options, pamDir: String) -> [Finding] {
+        let files = readPamDir(pamDir)
+        var kept: [String] = [], locked: [String] = []
+        for service in options.loginServices.sorted() {
+            guard let lines = authLines(service, files: files) else { continue }
+            guard lines.contains(where: { $0.contains("pam_biounlock.so") && !$0.contains("keep_password") }) else { continue }
+            if lines.contains(where: { $0.contains("pam_biounlock.so") && $0.contains("keep_password") }) { kept.append(service) } else { locked.append(service) }
+        }
+        if !locked.isEmpty {
+            return [Finding(check: "keyring", status: .warning,
+                            detail: L("a finger or PIN login at {services} leaves the keyring locked: no keep_password line keeps the password for the boot",
+                                      ["services": locked.joined(separator: ", ")]),
+                            fix: L("run {command}, or add '{line}' after the password module", ["command": "pam-auth-update --enable biounlock-keyring",
+                                                                                               "line": "auth optional pam_biounlock.so keep_password"]))]
+        }
+        if !kept.isEmpty {
+            return [Finding(check: "keyring", status: .ok,
+                            detail: L("the password is kept for the keyring at {services}", ["services": kept.joined(separator: ", ")]), fix: nil)]
+        }
+        return []
+    }
+
+    /// The auth lines of a service's stack, its `@include`d files inline (two levels, as Debian's
+    /// files nest); nil when the service has no file.
+    static func authLines(_ service: String, files: [String: String], depth: Int = 0) -> [String]? {
+        guard let text = files[service] else { return nil }
+        var lines: [String] = []
+        for raw in text.split(separator: "\n") {
+            let line = String(raw.drop { $0 == " " || $0 == "\t" })
+            if line.hasPrefix("@include"), depth < 2 {
+                let name = line.dropFirst("@include".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? ""
+                lines += authLines(name, files: files, depth: depth + 1) ?? []
+            } else if line.hasPrefix("auth") || line.hasPrefix("-auth") {
+                lines.append(line)
+            }
+        }
+        return lines
     }
 
     /// Regular files of the pam.d directory, at most 64 KiB each (PamDirectory: the layer's

@@ -48,7 +48,7 @@ final class DoctorTests: XCTestCase {
     }
 
     func testTheTableRunsEveryCheckInItsOrder() {
-        XCTAssertEqual(Doctor.checks.map(\.name), ["module", "checker", "sqlite", "face", "pam.d", "store", "config", "sensor"])
+        XCTAssertEqual(Doctor.checks.map(\.name), ["module", "checker", "sqlite", "face", "pam.d", "keyring", "store", "config", "sensor"])
         let findings = Doctor.run(inputs(), probes())
         // face is off: no face finding; the sensor check reports the backend and the reader.
         XCTAssertEqual(findings.map(\.check), ["module", "checker", "sqlite", "pam.d", "store", "config", "sensor", "reader"])
@@ -88,6 +88,25 @@ final class DoctorTests: XCTestCase {
         try pamFile("su", "auth [success=done default=ignore] /nowhere/pam_biounlock.so\n@include common-auth\n")
         pam = Doctor.run(inputs(), probes()).filter { $0.check == "pam.d/su" }
         XCTAssertTrue(pam.contains { $0.status == .problem && $0.detail == "/nowhere/pam_biounlock.so does not exist" }, "\(pam)")
+    }
+
+    /// Issue 32: a login service whose stack uses biounlock without a keep_password line leaves
+    /// the keyring locked after a finger login: a warning naming the profile that adds it; with
+    /// the line (in common-auth, as biounlock-keyring puts it), OK; no login service using
+    /// biounlock, nothing said.
+    func testALoginServiceWithoutTheKeepLineIsAWarningThatNamesTheKeyringProfile() throws {
+        try pamFile("sudo", "auth [success=done default=ignore] pam_biounlock.so\n@include common-auth\n")
+        try pamFile("common-auth", "auth [success=1 default=ignore] pam_unix.so nullok try_first_pass\nauth requisite pam_deny.so\nauth required pam_permit.so\n")
+        XCTAssertEqual(Doctor.run(inputs(), probes()).filter { $0.check == "keyring" }, [], "sudo is no login service")
+        try pamFile("login", "auth optional pam_faildelay.so\n@include common-auth\n")
+        try pamFile("common-auth", "auth [success=2 default=die] pam_biounlock.so\nauth [success=1 default=ignore] pam_unix.so nullok try_first_pass\nauth requisite pam_deny.so\nauth required pam_permit.so\n")
+        var keyring = Doctor.run(inputs(), probes()).filter { $0.check == "keyring" }
+        XCTAssertEqual(keyring.map(\.status), [.warning])
+        XCTAssertTrue(keyring.first?.detail.contains("login") == true, keyring.first?.detail ?? "")
+        XCTAssertTrue(keyring.first?.fix?.contains("pam-auth-update --enable biounlock-keyring") == true, keyring.first?.fix ?? "")
+        try pamFile("common-auth", "auth [success=2 default=die] pam_biounlock.so\nauth [success=1 default=ignore] pam_unix.so nullok try_first_pass\nauth requisite pam_deny.so\nauth required pam_permit.so\nauth optional pam_biounlock.so keep_password\n")
+        keyring = Doctor.run(inputs(), probes()).filter { $0.check == "keyring" }
+        XCTAssertEqual(keyring.map(\.status), [.ok])
     }
 
     func testTheStoreIsReadOnlyOnceTrustedAndItsRowsAreChecked() {

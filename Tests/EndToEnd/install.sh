@@ -58,6 +58,9 @@ check "checker at /usr/libexec/biounlock/biounlock-check, setuid root (4755) whe
 check "man pages biounlock(8), pam_biounlock(8), biounlock.conf(5) under the prefix" \
     test -s "$d/usr/local/share/man/man8/biounlock.8" -a -s "$d/usr/local/share/man/man8/pam_biounlock.8" -a -s "$d/usr/local/share/man/man5/biounlock.conf.5"
 check "pam-auth-update profile at /usr/share/pam-configs/biounlock (0644)" has_mode "$d/usr/share/pam-configs/biounlock" 644
+check "the keyring line's profile at /usr/share/pam-configs/biounlock-keyring (0644, off by default, Additional: keep_password)" \
+    eval 'has_mode "$d/usr/share/pam-configs/biounlock-keyring" 644 && grep -qx "Default: no" "$d/usr/share/pam-configs/biounlock-keyring" &&
+          grep -qx "Auth-Type: Additional" "$d/usr/share/pam-configs/biounlock-keyring" && grep -qP "^\toptional\tpam_biounlock\.so keep_password\$" "$d/usr/share/pam-configs/biounlock-keyring"'
 check "bash and zsh completions under the prefix (share/bash-completion/completions/biounlock, share/zsh/site-functions/_biounlock, 0644)" \
     eval 'has_mode "$d/usr/local/share/bash-completion/completions/biounlock" 644 && has_mode "$d/usr/local/share/zsh/site-functions/_biounlock" 644 &&
           cmp -s "$d/usr/local/share/bash-completion/completions/biounlock" "$repo/packaging/completions/biounlock.bash"'

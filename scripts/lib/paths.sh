@@ -101,6 +101,7 @@ paths_init() {
         "$MAN_DIR/man8/pam_biounlock.8"
         "$MAN_DIR/man5/biounlock.conf.5"
         "$PAM_CONFIGS_DIR/biounlock"
+        "$PAM_CONFIGS_DIR/biounlock-keyring"
         "$BASH_COMPLETION_DIR/biounlock"
         "$ZSH_COMPLETION_DIR/_biounlock"
     )

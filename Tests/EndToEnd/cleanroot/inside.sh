@@ -110,6 +110,16 @@ pam-auth-update --disable biounlock >"$out/pam-disable.log" 2>&1
 check "pam-auth-update --disable biounlock restores every common-* file byte for byte" pam_same -- "$out/pam-disable.log"
 pam-auth-update --enable biounlock >>"$out/pam-enable.log" 2>&1
 check "pam-auth-update --enable biounlock again gives the same common-auth" cmp -s "$out/common-auth.enabled" /etc/pam.d/common-auth
+# The keyring line (issue 32): its own profile puts keep_password in the Additional block, after
+# the jump target pam_permit, so it runs once the password module accepted the password (and,
+# in gdm-password, before pam_gnome_keyring); off again, common-auth is as with biounlock alone.
+pam-auth-update --enable biounlock-keyring >"$out/pam-keyring.log" 2>&1
+cp /etc/pam.d/common-auth "$out/common-auth.keyring"
+check "keyring profile: 'auth optional pam_biounlock.so keep_password' comes after pam_unix and pam_permit" \
+    eval 'awk "/^auth/ { n++; if (\$0 ~ /pam_unix/) u = n; if (\$0 ~ /pam_permit/) p = n; if (\$0 ~ /^auth\t+optional\t+pam_biounlock\.so keep_password\$/) k = n } END { exit !(u && p && k > p && p > u) }" /etc/pam.d/common-auth' \
+    -- "$out/common-auth.keyring" "$out/pam-keyring.log"
+pam-auth-update --disable biounlock-keyring >>"$out/pam-keyring.log" 2>&1
+check "keyring profile off again: common-auth as with biounlock alone" cmp -s "$out/common-auth.enabled" /etc/pam.d/common-auth -- "$out/pam-keyring.log"
 must
 
 # ---------------------------------------------------------------- users and the simulated sensor
