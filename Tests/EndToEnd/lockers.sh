@@ -86,6 +86,15 @@ from_example() { # NAME [EXTRA ARGS]
 from_example i3lock
 from_example xscreensaver touch_first=5
 cp /etc/pam.d/common-account "$SANDBOX_DIR/etc/pam.d/common-account"   # xscreensaver's @include
+# i3lock as Debian ships it (the last X scenarios put these in place): its file and Debian's login
+# from Tests/Fixtures/debian-pam.d, unedited, and the common-auth Debian's real pam-auth-update
+# writes with biounlock's profile, with the built module and this checker copy put in.
+mkdir -p "$SANDBOX_DIR/debian-pam.d" "$SANDBOX_DIR/layout"
+cp "$repo/Tests/Fixtures/debian-pam.d/i3lock" "$repo/Tests/Fixtures/debian-pam.d/login" "$SANDBOX_DIR/debian-pam.d/"
+sh "$here/lib/pam-auth-update-layout.sh" "$SANDBOX_DIR/layout" "$repo/packaging/pam-configs/biounlock" >"$out/layout.log" 2>&1
+sed "s|pam_biounlock\.so|$BUILD_DIR/pam_biounlock.so check_helper=$helpers/biounlock-check|" "$SANDBOX_DIR/layout/common-auth" \
+    >"$SANDBOX_DIR/debian-pam.d/common-auth"
+chmod 0644 "$SANDBOX_DIR/debian-pam.d/"*
 stack >"$SANDBOX_DIR/etc/pam.d/vlock"
 chmod 0644 "$SANDBOX_DIR/etc/pam.d/"*
 
@@ -112,6 +121,10 @@ check "i3lock: the PIN typed unlocks" result i3lock-pin unlocked -- "${logs[@]}"
 check "i3lock: the Unix password typed unlocks (handed on to pam_unix)" result i3lock-password unlocked -- "${logs[@]}"
 check "i3lock: a wrong PIN leaves the screen locked" result i3lock-wrong locked -- "${logs[@]}"
 check "i3lock: ... and the Unix password then unlocks" result i3lock-wrong-then-password unlocked -- "${logs[@]}"
+check "Debian's i3lock file (auth include login, common-auth from pam-auth-update): Enter, then a touch, unlocks" \
+    result debian-i3lock-touch unlocked -- "${logs[@]}" "$out/layout.log" "$SANDBOX_DIR/debian-pam.d/common-auth"
+check "Debian's i3lock file: the PIN typed unlocks" result debian-i3lock-pin unlocked -- "${logs[@]}"
+check "Debian's i3lock file: the Unix password typed unlocks" result debian-i3lock-password unlocked -- "${logs[@]}"
 xlogs=("$out/x-session.log" "$out/xscreensaver.log" "$out/touch.log")
 check "xscreensaver: Enter on the touch request, then the PIN typed at the prompt, unlocks (auth helper as the user, through the checker)" \
     result xscreensaver-pin unlocked -- "${xlogs[@]}"
@@ -177,6 +190,9 @@ xscreensaver success passcode passcode-accepted
 xscreensaver unavailable password password-handed-over
 xscreensaver success fingerprint finger-matched
 xscreensaver success passcode passcode-accepted
+i3lock success fingerprint finger-matched
+i3lock success passcode passcode-accepted
+i3lock unavailable password password-handed-over
 vlock success fingerprint finger-matched
 vlock success passcode passcode-accepted
 EOF

@@ -153,4 +153,14 @@ as_user xscreensaver -no-splash -verbose >"$xss_log" 2>&1 &
 for _ in $(seq 200); do as_user xscreensaver-command -time >/dev/null 2>&1 && break; sleep 0.1; done
 xss_type xscreensaver-zh-pin "$pin"
 as_user xscreensaver-command -exit >/dev/null 2>&1
+
+# ---- i3lock as Debian ships it (issue 33): its own /etc/pam.d/i3lock (`auth include login`),
+# Debian's login, and the common-auth Debian's real pam-auth-update writes with biounlock's
+# profile -- no touch_first=0 anywhere: prompt_first_services puts the prompt up at once. Last,
+# so that no other locker meets this common-auth.
+lang=C
+cp "$SANDBOX_DIR/debian-pam.d/i3lock" "$SANDBOX_DIR/debian-pam.d/login" "$SANDBOX_DIR/debian-pam.d/common-auth" /etc/pam.d/
+i3lock_start; xdotool key Return; sandbox_touch "$finger" >>"$OUT/touch.log" 2>&1; i3lock_result debian-i3lock-touch
+i3lock_start; xdotool type --delay 20 "$pin"; xdotool key Return; i3lock_result debian-i3lock-pin
+i3lock_start; xdotool type --delay 20 "$password"; xdotool key Return; i3lock_result debian-i3lock-password
 exit 0
