@@ -263,7 +263,9 @@ public enum Doctor {
     static func keyring(_ options: Options, pamDir: String) -> [Finding] {
         let files = readPamDir(pamDir)
         var kept: [String] = [], locked: [String] = []
-        for service in options.loginServices.sorted() {
+        // A greeter's fingerprint-only stack (gdm-fingerprint) needs no line of its own: the
+        // password is kept where it is typed (gdm-password) and handed on where the finger logs in.
+        for service in options.loginServices.sorted() where !PamStackLint.isFingerprintOnly(service: service) {
             guard let lines = authLines(service, files: files) else { continue }
             guard lines.contains(where: { $0.contains("pam_biounlock.so") && !$0.contains("keep_password") }) else { continue }
             if lines.contains(where: { $0.contains("pam_biounlock.so") && $0.contains("keep_password") }) { kept.append(service) } else { locked.append(service) }

@@ -65,7 +65,9 @@ public enum PamStackLint {
         var findings: [Finding] = []
         for name in files.keys.sorted() {
             let stack = authLines(of: name, files: files, depth: 0)
-            guard let index = stack.firstIndex(where: { $0.moduleName == "pam_biounlock.so" }) else { continue }
+            // The keep_password line (issue 32) is not the module's line: it decides nothing
+            // (always PAM_IGNORE) and belongs after the password module.
+            guard let index = stack.firstIndex(where: { $0.moduleName == "pam_biounlock.so" && !$0.arguments.contains("keep_password") }) else { continue }
             // An included file (common-auth) is linted where it is used, not on its own.
             findings += lint(service: name, stack: stack, biounlockIndex: index)
         }

@@ -107,6 +107,11 @@ final class DoctorTests: XCTestCase {
         try pamFile("common-auth", "auth [success=2 default=die] pam_biounlock.so\nauth [success=1 default=ignore] pam_unix.so nullok try_first_pass\nauth requisite pam_deny.so\nauth required pam_permit.so\nauth optional pam_biounlock.so keep_password\n")
         keyring = Doctor.run(inputs(), probes()).filter { $0.check == "keyring" }
         XCTAssertEqual(keyring.map(\.status), [.ok])
+        // A greeter's fingerprint-only stack is no place for the line: nothing said about it.
+        try pamFile("gdm-fingerprint", "auth [success=ok default=die] pam_biounlock.so policy=biometrics touch_first=120\n")
+        keyring = Doctor.run(inputs(), probes()).filter { $0.check == "keyring" }
+        XCTAssertEqual(keyring.map(\.status), [.ok])
+        XCTAssertFalse(keyring.first?.detail.contains("gdm-fingerprint") ?? true)
     }
 
     func testTheStoreIsReadOnlyOnceTrustedAndItsRowsAreChecked() {

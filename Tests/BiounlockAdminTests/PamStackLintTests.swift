@@ -21,6 +21,15 @@ final class PamStackLintTests: XCTestCase {
         XCTAssertEqual(lint("auth [success=end default=ignore] /lib/x86_64-linux-gnu/security/pam_biounlock.so\nauth include common-auth\n"), [])
     }
 
+    /// Issue 32: the keep_password line (profile biounlock-keyring, at the end of
+    /// common-auth) is not the module's line: alone it is not linted as one, and beside the
+    /// recommended line it changes nothing.
+    func testTheKeepPasswordLineIsNotTheModulesLine() {
+        let keep = commonAuth + "\nauth optional pam_biounlock.so keep_password\n"
+        XCTAssertEqual(lint("@include common-auth\n", extra: ["common-auth": keep]), [])
+        XCTAssertEqual(lint(good, extra: ["common-auth": keep]), [])
+    }
+
     func testRequiredLocksPeopleOut() {
         let f = lint("auth required pam_biounlock.so\n@include common-auth\n")
         XCTAssertEqual(f.map(\.severity), [.problem])
