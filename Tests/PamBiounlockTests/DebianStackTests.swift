@@ -47,6 +47,7 @@ final class DebianStackTests: XCTestCase {
         XCTAssertTrue(commonAuth.contains("pam_biounlock.so"), "the profile is in common-auth: \(commonAuth)")
         try FileManager.default.copyItem(atPath: Self.fixtures + "/gdm-password", toPath: fixture.confdir + "/gdm-password")
         try FileManager.default.copyItem(atPath: Self.fixtures + "/i3lock", toPath: fixture.confdir + "/i3lock")
+        try FileManager.default.copyItem(atPath: Self.fixtures + "/other", toPath: fixture.confdir + "/other")
         for d in ["security-upper", "security-work", "etc-security-upper", "etc-security-work"] {
             try FileManager.default.createDirectory(atPath: fixture.dir + "/" + d, withIntermediateDirectories: false,
                                                     attributes: [.posixPermissions: 0o755])
@@ -146,6 +147,38 @@ final class DebianStackTests: XCTestCase {
         XCTAssertEqual(try fixture.store.loadUser(ModuleFixture.enrolledUser)?.lastSuccess.map { $0 > 0 }, true)
         let fingerRows = try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 10).filter { $0.method == .fingerprint }
         XCTAssertEqual(fingerRows, [], "no finger in this stack")
+    }
+
+    // MARK: KDE Plasma's lock screen on Debian 12: no `kde` or `kde-fingerprint` file
+
+    /// libkscreenlocker5 ships no PAM file, so kscreenlocker's two stacks, `kde` (the password
+    /// field) and `kde-fingerprint` (run beside it), both fall to Debian's unedited `other`
+    /// (libpam-runtime's: `@include common-auth` ...), which with the profile runs biounlock.
+    /// `kde` is in password_services: the prompt is up at once, the Unix password or the PIN
+    /// typed there unlocks, and a touch meanwhile is never read -- the reader is left to the
+    /// fingerprint stack, where (still through `other`) the touch request comes first and a
+    /// touch unlocks. (pam.d/kde-fingerprint, the project's file for that stack, is tested in
+    /// FprintdModuleTests against the real fprintd.)
+    func testKdeLockScreenStacksFallingToDebiansOtherLeaveTheReaderToTheFingerprintStack() throws {
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.confdir + "/kde"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.confdir + "/kde-fingerprint"))
+        let atOnce = "PROMPT_OFF: " + ContractText.done(ContractText.pinOrPassword, "kde")
+        let password = try transaction("kde", answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(password.code, "PAM_SUCCESS", password.raw.stdout + password.raw.stderr)
+        XCTAssertEqual(password.messages, [atOnce], "one prompt, at once, typed once")
+        let pin = try transaction("kde", answers: [ModuleFixture.pin])
+        XCTAssertEqual(pin.code, "PAM_SUCCESS", pin.raw.stdout)
+        XCTAssertEqual(pin.messages, [atOnce])
+        let touched = try transaction("kde", answers: ["not-the-password"], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(touched.code, "PAM_AUTH_ERR", touched.raw.stdout)
+        XCTAssertEqual(touched.messages, [atOnce])
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 10).filter { $0.method == .fingerprint }, [],
+                       "no finger in the password stack")
+
+        let finger = try transaction("kde-fingerprint", answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
+        XCTAssertEqual(finger.messages.first, "INFO: " + ContractText.touchRequest("kde-fingerprint"), "\(finger.messages)")
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
     }
 
     /// The same stack with `password_services = none`: gdm-password may use the reader again,

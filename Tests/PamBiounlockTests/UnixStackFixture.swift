@@ -18,7 +18,7 @@ enum ContractText {
     /// What the texts say in place of a known service's name (issue 33, item 3; ServiceWordsTests
     /// checks the table itself); any other service keeps its name.
     static func words(_ service: String) -> String {
-        ["i3lock": "unlocking the screen", "kde-fingerprint": "unlocking the screen", "gdm-password": "logging in",
+        ["i3lock": "unlocking the screen", "kde": "unlocking the screen", "kde-fingerprint": "unlocking the screen", "gdm-password": "logging in",
          "gdm-fingerprint": "logging in", "login": "logging in", "lightdm": "logging in", "sudo": "running a command as root", "polkit-1": "authorising an action"][service] ?? service
     }
     /// `PIN locked for 4 min: use your finger or your password.` / `...: use your password.`
