@@ -4,7 +4,8 @@
 #   - every command and option printed by `biounlock --help` and `biounlock CMD --help`
 #     (the built CLI in BUILD_DIR) has an entry in man/biounlock.8.scd;
 #   - every key of Options.keys (Sources/BiounlockCore/Options/OptionKeys.swift) has an entry in
-#     man/biounlock.conf.5.scd and man/pam_biounlock.8.scd.
+#     man/biounlock.conf.5.scd and man/pam_biounlock.8.scd, and one row in README.md's
+#     configuration table.
 # So a new command, option or key fails here until its man page entry is written.
 #
 #   bash Tests/EndToEnd/manpages.sh      (BUILD_DIR defaults to the repo's build/)
@@ -88,6 +89,14 @@ if [ -z "$missing5" ]; then pass "biounlock.conf.5 has an entry for each of the 
 else fail "biounlock.conf.5 has an entry for every key of Options.keys" "missing:$missing5"; fi
 if [ -z "$missing8" ]; then pass "pam_biounlock.8 lists each of the ${#keys[@]} module arguments"
 else fail "pam_biounlock.8 lists every key of Options.keys" "missing:$missing8"; fi
+# README's configuration table (the only key table in the Markdown docs) has one row per key.
+readme_bad=""
+for k in "${keys[@]}"; do
+    n="$(grep -cE "^\| \`$k\` \|" "$repo/README.md")"
+    [ "$n" = 1 ] || readme_bad+=" $k($n rows)"
+done
+if [ -z "$readme_bad" ]; then pass "README's configuration table has one row for each of the ${#keys[@]} keys"
+else fail "README's configuration table has one row for every key of Options.keys" "wrong:$readme_bad"; fi
 
 # Defaults stated in the pages match the code's.
 defaults_ok=1 detail=""
