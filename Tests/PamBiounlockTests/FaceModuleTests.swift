@@ -37,7 +37,7 @@ final class FaceModuleTests: ModuleTestCase {
         XCTAssertFalse(FaceModuleTests.astronaut.isEmpty, "biounlock-face --describe found no face in astronaut.pgm")
         try fixture.store.saveFaceTemplate(FaceTemplate(data: FaceModuleTests.astronaut, camera: "simulated", created: 1),
                                            user: ModuleFixture.enrolledUser)
-        try fixture.service("face=on face_sim_socket=\(camera) face_helper=\(buildDirectory)/biounlock-face face_models=\(FaceModuleTests.models) face_dialog_services=biotest touch_first=5 timeout=10")
+        try fixture.service("face=on face_sim_socket=\(camera) face_helper=\(buildDirectory)/biounlock-face face_models=\(FaceModuleTests.models) face_dialog_services=biotest touch_first=15 timeout=20")
     }
 
     /// Sends camera commands once the camera listens (the helper makes its socket when it opens),
@@ -84,7 +84,7 @@ final class FaceModuleTests: ModuleTestCase {
     /// Another person and a wrong finger, with max_tries=2: both failed attempts counted, in
     /// whichever order they come, and nobody gets in.
     func testAnotherPersonDoesNotUnlock() throws {
-        try fixture.service("face=on face_sim_socket=\(camera) face_helper=\(buildDirectory)/biounlock-face face_models=\(FaceModuleTests.models) face_dialog_services=biotest touch_first=5 timeout=10 max_tries=2")
+        try fixture.service("face=on face_sim_socket=\(camera) face_helper=\(buildDirectory)/biounlock-face face_models=\(FaceModuleTests.models) face_dialog_services=biotest touch_first=15 timeout=20 max_tries=2")
         let shown = show([frame("lfw-001.pgm")], then: ScenarioTests.wrong)
         let t = try fixture.authenticate(answers: [""])
         shown.wait()
