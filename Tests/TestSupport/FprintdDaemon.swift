@@ -342,22 +342,25 @@ public final class FprintdDaemon {
     /// Waits (bounded) until a verification runs on `device`: as long as the scenarios' own 30 s
     /// timeout (fprintd asks polkit before the Claim and the VerifyStart, slow on a loaded machine).
     /// A verification runs once the device's `finger-needed` reads true, or -- given `mark`, where
-    /// fprintd's log stood before the client began -- once the running daemon has logged its "start
-    /// verification device" for it (fprintd answers the VerifyStart in the same step) and a few
-    /// more reads of `finger-needed` have passed: CI once saw the property read false for a whole
-    /// verification, so the property alone is not the only witness.
+    /// fprintd's log stood before the client began -- 200 ms after the running daemon has logged
+    /// its "start verification device" for it (fprintd loads the print and answers the VerifyStart
+    /// in the same step; a touch sent early is queued by virtual_device for the verification).
+    /// The log is read before each `finger-needed` read and, once it has the line, no read follows:
+    /// CI saw the property read false for a whole verification, and saw a whole 30 s pass in this
+    /// wait while fprintd verified (each read is a gdbus process, up to 10 s on a loaded machine).
     /// Nil once it runs; else what the wait saw (for the failure's message).
     public func waitUntilVerifying(device: String = "/net/reactivated/Fprint/Device/0", since mark: UInt64? = nil, seconds: Double = 30) -> String? {
-        var polls = 0, troubles = 0, pollsSinceLogged = 0
+        var polls = 0, troubles = 0
         var last: String?
+        var loggedAt: Date?
         let started = Date()
         let seen = (try? waitFor("a verification on \(device)", seconds: seconds) {
+            if let at = loggedAt { return Date().timeIntervalSince(at) >= 0.2 }
+            if let mark, verificationLogged(since: mark) { loggedAt = Date(); return false }
             polls += 1
             let r = fingerNeeded(device: device)
             if let t = r.trouble { troubles += 1; last = t }
-            if r.needed { return true }
-            if let mark, verificationLogged(since: mark) { pollsSinceLogged += 1 }
-            return pollsSinceLogged >= 3
+            return r.needed
         }) != nil
         if seen { return nil }
         return "fprintd showed no verification (finger-needed, or its log) in \(Int(Date().timeIntervalSince(started))) s: \(polls) reads, \(troubles) failed"
