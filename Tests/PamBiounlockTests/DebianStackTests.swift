@@ -114,6 +114,17 @@ final class DebianStackTests: XCTestCase {
         XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
         XCTAssertEqual(finger.messages.first, prompt)
         XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
+
+        // No touch: kde-fingerprint is in fingerprint_services, so biounlock is the reader alone
+        // there -- the touch request until the timeout, and no PIN prompt of its own (before issue
+        // 33 a PIN-or-password prompt came after touch_first). What follows is common-auth's
+        // pam_unix, which the lock screen's fingerprint stack does not show.
+        let untouched = try transaction("kde-fingerprint", answers: ["", ModuleFixture.pin])
+        XCTAssertNotEqual(untouched.code, "PAM_SUCCESS", untouched.raw.stdout)
+        XCTAssertEqual(untouched.messages.first, "INFO: " + ContractText.touchRequest("kde-fingerprint"), "\(untouched.messages)")
+        XCTAssertFalse(untouched.messages.contains { $0.contains(ContractText.pinOrPassword) },
+                       "no PIN prompt in the fingerprint stack: \(untouched.messages)")
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.reason, "timed-out")
     }
 
     /// With `prompt_first_services = none` the same file shows the touch request first (what it
@@ -179,6 +190,16 @@ final class DebianStackTests: XCTestCase {
         XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
         XCTAssertEqual(finger.messages.first, "INFO: " + ContractText.touchRequest("kde-fingerprint"), "\(finger.messages)")
         XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
+    }
+
+    /// kde-fingerprint with `fingerprint_services = none`: a dialog like any other, so after
+    /// touch_first biounlock's PIN-or-password prompt comes up in the fingerprint stack (what
+    /// Debian's layout did before issue 33). This is also what shows the test above would see it.
+    func testWithoutFingerprintServicesTheFingerprintStackAsksForThePIN() throws {
+        try config("fingerprint_services = none")
+        let t = try transaction("kde-fingerprint", answers: [ModuleFixture.pin])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+        XCTAssertTrue(t.messages.contains { $0.hasPrefix("PROMPT_OFF: ") && $0.contains(ContractText.pinOrPassword) }, "\(t.messages)")
     }
 
     /// The same stack with `password_services = none`: gdm-password may use the reader again,

@@ -220,6 +220,10 @@ extension Options {
             guard let names = serviceList(v) else { return false }
             o.passwordServices = names; return true
         },
+        OptionKey(name: "fingerprint_services", accepts: "PAM service names separated by commas, or none") { o, v in
+            guard let names = serviceList(v) else { return false }
+            o.fingerprintServices = names; return true
+        },
         OptionKey(name: "prompt_first_services", accepts: "PAM service names separated by commas, or none") { o, v in
             guard let names = serviceList(v) else { return false }
             o.promptFirstServices = names; return true

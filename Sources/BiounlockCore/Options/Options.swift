@@ -138,6 +138,16 @@ public struct Options: Equatable, Sendable {
     /// screens as Debian ships them"). Empty (`none`): every service may use the reader.
     public var passwordServices: [String] = Options.defaultPasswordServices
     public static let defaultPasswordServices = ["gdm-password", "kde"]
+    /// PAM services that are a greeter's or a lock screen's fingerprint stack, run beside its
+    /// password stack (GDM's gdm-fingerprint beside gdm-password, KDE's kde-fingerprint beside kde):
+    /// there biounlock is the reader and nothing else (`Options.serving(_:)`): the finger alone
+    /// (policy=biometrics), no prompt of its own before `timeout`, no typing at a terminal -- the
+    /// password stack beside it takes what is typed. Debian 12's KDE ships no kde-fingerprint file,
+    /// so that stack falls to `other` (common-auth, with the profile): without this, biounlock ran
+    /// there as in a dialog and asked for a PIN after `touch_first` (issue 33). Empty (`none`): no
+    /// service is treated so. A caller that names itself so gets a stricter chain, never a looser one.
+    public var fingerprintServices: [String] = Options.defaultFingerprintServices
+    public static let defaultFingerprintServices = ["gdm-fingerprint", "kde-fingerprint"]
     /// PAM services whose caller reads the secret before PAM asks and answers every prompt with
     /// it, showing none of the module's messages (i3lock, swaylock, hyprlock): there the prompt
     /// comes at once, whatever `touch_first` says -- the touch request would only hold the typed
@@ -145,6 +155,21 @@ public struct Options: Equatable, Sendable {
     /// profile). An empty answer still waits for a touch. `none`: touch_first everywhere.
     public var promptFirstServices: [String] = Options.defaultPromptFirstServices
     public static let defaultPromptFirstServices = ["i3lock", "swaylock", "hyprlock"]
+
+    /// This run is a fingerprint stack's (`serving`): the touch request, then the reader alone
+    /// until its own timeout, no prompt. Not an option key: set from `fingerprint_services` only.
+    public private(set) var readerAlone = false
+
+    /// The options as they apply to `service`: in `fingerprint_services`, the reader alone
+    /// (policy=biometrics, no prompt of biounlock's, no type-or-touch terminal); elsewhere unchanged.
+    public func serving(_ service: String) -> Options {
+        guard fingerprintServices.contains(where: { $0.utf8.elementsEqual(service.utf8) }) else { return self }
+        var o = self
+        o.policy = .biometrics
+        o.prompt = .sequential
+        o.readerAlone = true
+        return o
+    }
 
     /// `touch_first` for this service: 0 in `prompt_first_services`.
     public func touchFirstSeconds(service: String) -> Int {

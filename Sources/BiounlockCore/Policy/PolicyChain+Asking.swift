@@ -53,6 +53,15 @@ extension PolicyChain {
     }
 
     func dialog(_ session: FingerSession, takes: Messages.Takes, request: AuthRequest) -> Entry {
+        if options.readerAlone {
+            // A fingerprint stack (fingerprint_services): the touch request and the reader until
+            // its own timeout or max_tries; nothing is typed here (the password stack beside it).
+            say(request, exchange: Messages.touchPrompt(template: options.reason, service: request.service))
+            while session.isOpen {
+                if let entry = react(session.next(), session: session, terminal: nil, takes: takes, request: request) { return entry }
+            }
+            return .nothing(session.end?.reason ?? .timedOut)
+        }
         // prompt_first_services (i3lock, swaylock): the prompt at once (Options.touchFirstSeconds(service:)).
         let touchFirst = options.touchFirstSeconds(service: request.service)
         if touchFirst > 0 {

@@ -37,7 +37,11 @@ public final class PolicyChain {
     /// The account of a name: nil when there is none, a failure when NSS could not say.
     public typealias AccountLookup = (String) -> Result<Account?, Errno>
 
-    let options: Options
+    /// The options as configured (the module's line over the config file).
+    let configured: Options
+    /// The options of this run: `configured` as it applies to the request's service
+    /// (`Options.serving`: a fingerprint stack is the reader alone), set first by `run`.
+    private(set) var options: Options
     let conversation: Conversation
     let logger: Logger
     let sensors: SensorProvider
@@ -63,7 +67,7 @@ public final class PolicyChain {
                 clock: Clock = SystemClock(), sessionFacts: @escaping () -> SessionFacts = { SessionFacts() },
                 bootID: @escaping () -> String? = { SessionProbe.currentBootID },
                 terminal: @escaping () -> TypeOrTouchTerminal? = { nil }) {
-        self.options = options; self.conversation = conversation; self.logger = logger
+        self.configured = options; self.options = options; self.conversation = conversation; self.logger = logger
         self.sensors = sensors; self.openStore = openStore; self.lookupAccount = lookupAccount; self.clock = clock
         self.sessionFacts = sessionFacts; self.readBootID = bootID; self.terminal = terminal
     }
@@ -105,6 +109,7 @@ public final class PolicyChain {
 
     /// Runs the chain once and writes its audit event. Never traps, never returns success by accident.
     public func run(_ request: AuthRequest) -> Decision {
+        options = configured.serving(request.service)
         var store: AuthStore?
         pendingSuccess = nil
         auditWritten = false

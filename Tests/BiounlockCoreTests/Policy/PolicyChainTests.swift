@@ -754,3 +754,54 @@ extension PolicyChainTests {
         XCTAssertEqual(conversation.transcript.first, "INFO: Approve polkit-1: touch the reader")
     }
 }
+
+/// Issue 33: a greeter's or a lock screen's fingerprint stack (`fingerprint_services`:
+/// gdm-fingerprint, kde-fingerprint -- which Debian 12 lets fall to `other`, common-auth) is the
+/// reader alone: the touch request, no prompt of biounlock's before or after the reader's
+/// timeout, a PIN never asked for (the password stack beside it takes what is typed).
+extension PolicyChainTests {
+    static let unlockRequest = "INFO: Touch the fingerprint reader to authenticate for unlocking the screen"
+
+    func testAFingerprintStackIsTheReaderAlone() {
+        conversation.replies = [Self.secret("2468")] // never asked for
+        let silent = ScriptedSensor([.interrupted, .timedOut])
+        XCTAssertEqual(run(silent, service: "kde-fingerprint"), Decision(.unavailable, .timedOut, method: .fingerprint))
+        XCTAssertEqual(conversation.transcript, [Self.unlockRequest, "INFO: No touch in time."], "no prompt: the reader until its timeout")
+
+        conversation = ScriptedConversation([Self.secret("2468")])
+        options.maxTries = 2
+        XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch]), service: "kde-fingerprint").outcome, .maxTries,
+                       "wrong fingers: the stack fails (policy=biometrics), nothing typed")
+        XCTAssertFalse(conversation.transcript.contains { $0.hasPrefix("PROMPT") }, "\(conversation.transcript)")
+
+        conversation = ScriptedConversation()
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "gdm-fingerprint").outcome, .success(.fingerprint))
+
+        // The same configuration elsewhere is unchanged: a dialog asks after touch_first.
+        conversation = ScriptedConversation([Self.secret("2468")])
+        XCTAssertEqual(run(ScriptedSensor([.interrupted, .timedOut]), service: "sudo").outcome, .success(.passcode))
+        XCTAssertEqual(conversation.transcript.filter { $0.hasPrefix("PROMPT") }, [Self.dialogPrompt])
+
+        // fingerprint_services=none: kde-fingerprint is a dialog like any other (before issue 33).
+        options.fingerprintServices = []
+        conversation = ScriptedConversation([Self.secret("2468")])
+        XCTAssertEqual(run(ScriptedSensor([.interrupted, .timedOut]), service: "kde-fingerprint").outcome, .success(.passcode))
+    }
+
+    func testServingAFingerprintStackTightensAndNeverLoosens() {
+        var o = Options()
+        o.policy = .biometricsOrPasscode
+        o.timeoutSeconds = 120
+        o.touchFirstSeconds = 0
+        let stack = o.serving("kde-fingerprint")
+        XCTAssertEqual(stack.policy, .biometrics)
+        XCTAssertEqual(stack.prompt, .sequential)
+        XCTAssertTrue(stack.readerAlone)
+        XCTAssertEqual(stack.timeoutSeconds, 120)
+        XCTAssertEqual(o.serving("kde").policy, .biometricsOrPasscode)
+        XCTAssertFalse(o.serving("kde").readerAlone)
+        XCTAssertEqual(o.serving("KDE-fingerprint").policy, .biometricsOrPasscode, "names compare byte for byte")
+        o.policy = .biometrics
+        XCTAssertEqual(o.serving("sudo").policy, .biometrics)
+    }
+}
