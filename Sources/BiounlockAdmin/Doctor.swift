@@ -266,9 +266,11 @@ public enum Doctor {
         // A greeter's fingerprint-only stack (gdm-fingerprint) needs no line of its own: the
         // password is kept where it is typed (gdm-password) and handed on where the finger logs in.
         for service in options.loginServices.sorted() where !PamStackLint.isFingerprintOnly(service: service) {
-            guard let lines = authLines(service, files: files) else { continue }
-            guard lines.contains(where: { $0.contains("pam_biounlock.so") && !$0.contains("keep_password") }) else { continue }
-            if lines.contains(where: { $0.contains("pam_biounlock.so") && $0.contains("keep_password") }) { kept.append(service) } else { locked.append(service) }
+            // The stack as PamStackLint reads it: comments and continuations, @include and
+            // `auth include|substack` followed.
+            let lines = PamStackLint.authLines(of: service, files: files, depth: 0).filter { $0.moduleName == "pam_biounlock.so" }
+            guard lines.contains(where: { !$0.arguments.contains("keep_password") }) else { continue }
+            if lines.contains(where: { $0.arguments.contains("keep_password") }) { kept.append(service) } else { locked.append(service) }
         }
         if !locked.isEmpty {
             return [Finding(check: "keyring", status: .warning,
@@ -282,23 +284,6 @@ public enum Doctor {
                             detail: L("the password is kept for the keyring at {services}", ["services": kept.joined(separator: ", ")]), fix: nil)]
         }
         return []
-    }
-
-    /// The auth lines of a service's stack, its `@include`d files inline (two levels, as Debian's
-    /// files nest); nil when the service has no file.
-    static func authLines(_ service: String, files: [String: String], depth: Int = 0) -> [String]? {
-        guard let text = files[service] else { return nil }
-        var lines: [String] = []
-        for raw in text.split(separator: "\n") {
-            let line = String(raw.drop { $0 == " " || $0 == "\t" })
-            if line.hasPrefix("@include"), depth < 2 {
-                let name = line.dropFirst("@include".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? ""
-                lines += authLines(name, files: files, depth: depth + 1) ?? []
-            } else if line.hasPrefix("auth") || line.hasPrefix("-auth") {
-                lines.append(line)
-            }
-        }
-        return lines
     }
 
     /// Regular files of the pam.d directory, at most 64 KiB each (PamDirectory: the layer's

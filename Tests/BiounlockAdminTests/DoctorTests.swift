@@ -112,6 +112,12 @@ final class DoctorTests: XCTestCase {
         keyring = Doctor.run(inputs(), probes()).filter { $0.check == "keyring" }
         XCTAssertEqual(keyring.map(\.status), [.ok])
         XCTAssertFalse(keyring.first?.detail.contains("gdm-fingerprint") ?? true)
+        // The stack is read as PamStackLint reads it: a keep_password in a comment keeps nothing,
+        // and `auth include` is followed as @include is.
+        try pamFile("common-auth", "auth [success=2 default=die] pam_biounlock.so\nauth [success=1 default=ignore] pam_unix.so nullok try_first_pass\nauth requisite pam_deny.so\nauth required pam_permit.so\nauth optional pam_biounlock.so # keep_password\n")
+        XCTAssertEqual(Doctor.run(inputs(), probes()).filter { $0.check == "keyring" }.map(\.status), [.warning], "the word in a comment")
+        try pamFile("login", "auth optional pam_faildelay.so\nauth include common-auth\n")
+        XCTAssertEqual(Doctor.run(inputs(), probes()).filter { $0.check == "keyring" }.map(\.status), [.warning], "auth include")
     }
 
     func testTheStoreIsReadOnlyOnceTrustedAndItsRowsAreChecked() {
