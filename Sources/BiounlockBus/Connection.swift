@@ -93,29 +93,45 @@ public final class BusConnection: @unchecked Sendable {
                      _ arguments: [BusValue] = [], descriptors: [FileDescriptor] = [], timeoutMilliseconds: Int32 = -1,
                      interactive: Bool = false, autoStart: Bool = true) -> Result<[BusValue], BusError> {
         let parameters = Variants.make(.tuple(arguments))
-        var fdList: UnsafeMutablePointer<GUnixFDList>?
-        if !descriptors.isEmpty {
-            fdList = g_unix_fd_list_new()
-            for d in descriptors {
-                var error: UnsafeMutablePointer<GError>?
-                if g_unix_fd_list_append(fdList, d.rawValue, &error) < 0 {
-                    g_object_unref(UnsafeMutableRawPointer(fdList))
-                    g_variant_unref(g_variant_ref_sink(parameters))
-                    return .failure(BusError.take(error))
-                }
-            }
+        let fdList: UnsafeMutablePointer<GUnixFDList>?
+        switch BusConnection.fdList(descriptors) {
+        case .success(let list): fdList = list
+        case .failure(let error):
+            g_variant_unref(g_variant_ref_sink(parameters))
+            return .failure(error)
         }
         defer { if let fdList { g_object_unref(UnsafeMutableRawPointer(fdList)) } }
         var flags = autoStart ? G_DBUS_CALL_FLAGS_NONE.rawValue : G_DBUS_CALL_FLAGS_NO_AUTO_START.rawValue
         if interactive { flags |= G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION.rawValue }
         var error: UnsafeMutablePointer<GError>?
         var outList: UnsafeMutablePointer<GUnixFDList>?
-        guard let reply = g_dbus_connection_call_with_unix_fd_list_sync(pointer, destination, path, interface, method, parameters, nil,
-                                                                          GDBusCallFlags(rawValue: flags), timeoutMilliseconds, fdList,
-                                                                          &outList, nil, &error) else {
-            return .failure(BusError.take(error))
+        let reply = g_dbus_connection_call_with_unix_fd_list_sync(pointer, destination, path, interface, method, parameters, nil,
+                                                                  GDBusCallFlags(rawValue: flags), timeoutMilliseconds, fdList,
+                                                                  &outList, nil, &error)
+        return BusConnection.members(of: reply, outList: outList, error: error)
+    }
+
+    /// The descriptors of a call as a GUnixFDList (which holds its own duplicates: the caller
+    /// may close its own once the call is sent); nil for none.
+    private static func fdList(_ descriptors: [FileDescriptor]) -> Result<UnsafeMutablePointer<GUnixFDList>?, BusError> {
+        guard !descriptors.isEmpty else { return .success(nil) }
+        let list = g_unix_fd_list_new()
+        for d in descriptors {
+            var error: UnsafeMutablePointer<GError>?
+            if g_unix_fd_list_append(list, d.rawValue, &error) < 0 {
+                g_object_unref(UnsafeMutableRawPointer(list))
+                return .failure(BusError.take(error))
+            }
         }
+        return .success(list)
+    }
+
+    /// A reply's members (the reply, the descriptors it carried and the error are let go here;
+    /// biounlock's methods return no descriptors).
+    private static func members(of reply: OpaquePointer?, outList: UnsafeMutablePointer<GUnixFDList>?,
+                                error: UnsafeMutablePointer<GError>?) -> Result<[BusValue], BusError> {
         if let outList { g_object_unref(UnsafeMutableRawPointer(outList)) }
+        guard let reply else { return .failure(BusError.take(error)) }
         defer { g_variant_unref(reply) }
         guard case .tuple(let members)? = Variants.read(reply) else {
             return .failure(BusError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "a reply biounlock cannot read"))
@@ -146,20 +162,14 @@ public final class BusConnection: @unchecked Sendable {
                           _ arguments: [BusValue] = [], descriptors: [FileDescriptor] = [], timeoutMilliseconds: Int32 = -1,
                           interactive: Bool = false, _ completion: @escaping (Result<[BusValue], BusError>) -> Void) {
         let parameters = Variants.make(.tuple(arguments))
-        var fdList: UnsafeMutablePointer<GUnixFDList>?
-        if !descriptors.isEmpty {
-            fdList = g_unix_fd_list_new()
-            for d in descriptors {
-                var error: UnsafeMutablePointer<GError>?
-                if g_unix_fd_list_append(fdList, d.rawValue, &error) < 0 {
-                    g_object_unref(UnsafeMutableRawPointer(fdList))
-                    g_variant_unref(g_variant_ref_sink(parameters))
-                    completion(.failure(BusError.take(error)))
-                    return
-                }
-            }
+        let fdList: UnsafeMutablePointer<GUnixFDList>?
+        switch BusConnection.fdList(descriptors) {
+        case .success(let list): fdList = list
+        case .failure(let error):
+            g_variant_unref(g_variant_ref_sink(parameters))
+            completion(.failure(error))
+            return
         }
-        // The list holds its own duplicates of the descriptors: the caller may close its own now.
         defer { if let fdList { g_object_unref(UnsafeMutableRawPointer(fdList)) } }
         var flags = G_DBUS_CALL_FLAGS_NONE.rawValue
         if interactive { flags |= G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION.rawValue }
@@ -170,17 +180,8 @@ public final class BusConnection: @unchecked Sendable {
             let reply = Unmanaged<Reply>.fromOpaque(data).takeRetainedValue()
             var error: UnsafeMutablePointer<GError>?
             var outList: UnsafeMutablePointer<GUnixFDList>?
-            guard let value = g_dbus_connection_call_with_unix_fd_list_finish(reply.connection.pointer, &outList, result, &error) else {
-                reply.completion(.failure(BusError.take(error)))
-                return
-            }
-            if let outList { g_object_unref(UnsafeMutableRawPointer(outList)) }
-            defer { g_variant_unref(value) }
-            guard case .tuple(let members)? = Variants.read(value) else {
-                reply.completion(.failure(BusError(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "a reply biounlock cannot read")))
-                return
-            }
-            reply.completion(.success(members))
+            let value = g_dbus_connection_call_with_unix_fd_list_finish(reply.connection.pointer, &outList, result, &error)
+            reply.completion(BusConnection.members(of: value, outList: outList, error: error))
         }, data)
     }
 

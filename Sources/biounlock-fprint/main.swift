@@ -48,28 +48,11 @@ if useSyslog {
     }, nil)
 }
 
-let channel = FrameChannel(fd: peer)
-/// Longest wait for the next request; the spawner normally closes or kills us long before.
-let idleMilliseconds: Int64 = 120_000
-/// Longest wait to hand a response to the spawner.
-let sendMilliseconds: Int64 = 5_000
-var peerAlive = true
+let endpoint = HelperEndpoint(fd: peer)
+func reply(_ response: FprintResponse) { endpoint.reply(response) }
 
-func reply(_ response: FprintResponse) {
-    guard peerAlive else { return }
-    if case .failure = channel.send(response.payload, until: monotonicMilliseconds() &+ sendMilliseconds) {
-        peerAlive = false
-    }
-}
-
-reply(.hello)
 let session = Session(peer: peer, send: reply)
-while peerAlive {
-    guard case .success(let payload) = channel.receive(until: monotonicMilliseconds() &+ idleMilliseconds) else { break }
-    guard let request = FprintRequest(payload: payload) else {
-        reply(.failure(FprintFailure(.badRequest, "malformed request or protocol version (this helper speaks \(FprintProtocol.version))")))
-        break
-    }
+endpoint.serve { request in
     switch request {
     case .enumerate: session.enumerate()
     case .open(let selector, let preferred): session.open(selector: selector, preferred: preferred)
@@ -79,11 +62,12 @@ while peerAlive {
     case .close:
         session.closeDevice()
         reply(.closed)
-        peerAlive = false
+        return false
     case .fprintdList, .fprintdClaim, .fprintdVerify, .fprintdEnrol, .fprintdDelete:
         reply(.failure(FprintFailure(.badRequest, "biounlock-fprint serves sensor=libfprint only (fprintd's client: biounlock-fprintd)")))
     }
+    return true
 }
 session.closeDevice()
-channel.close()
+endpoint.close()
 ProcessState.exit(0)

@@ -49,21 +49,9 @@ FileSystem.setUmask(0o077)
 ProcessState.ignoreBrokenPipe()
 if useSyslog { SystemLog.open(identifier: "biounlock-fprintd") }
 
-let channel = FrameChannel(fd: peer)
-/// Longest wait for the next request; the spawner normally closes or kills us long before.
-let idleMilliseconds: Int64 = 120_000
-/// Longest wait to hand a response to the spawner.
-let sendMilliseconds: Int64 = 5_000
-var peerAlive = true
+let endpoint = HelperEndpoint(fd: peer)
+func reply(_ response: FprintResponse) { endpoint.reply(response) }
 
-func reply(_ response: FprintResponse) {
-    guard peerAlive else { return }
-    if case .failure = channel.send(response.payload, until: monotonicMilliseconds() &+ sendMilliseconds) {
-        peerAlive = false
-    }
-}
-
-reply(.hello)
 let session = FprintdSession(peer: peer, send: reply)
 var detached = false
 session.verifying = {
@@ -72,12 +60,7 @@ session.verifying = {
     // A failed fork: this process goes on, and the spawner waits for its exit as without it.
     if ProcessState.detach() { ProcessState.installWatchdog(seconds: detachSeconds) }
 }
-while peerAlive {
-    guard case .success(let payload) = channel.receive(until: monotonicMilliseconds() &+ idleMilliseconds) else { break }
-    guard let request = FprintRequest(payload: payload) else {
-        reply(.failure(FprintFailure(.badRequest, "malformed request or protocol version (this helper speaks \(FprintProtocol.version))")))
-        break
-    }
+endpoint.serve { request in
     switch request {
     case .fprintdList(let bus, let user): session.list(bus: bus, user: user)
     case .fprintdClaim(let bus, let user, let selector, let purpose):
@@ -88,13 +71,14 @@ while peerAlive {
     case .close:
         session.finish()
         reply(.closed)
-        peerAlive = false
+        return false
     case .enumerate, .open, .enrol, .verify, .delete:
         reply(.failure(FprintFailure(.badRequest, "biounlock-fprintd serves sensor=fprintd only (libfprint's readers: biounlock-fprint)")))
     }
+    return true
 }
 session.finish()
-channel.close()
+endpoint.close()
 // The spawner waits for this end (its pidfd) or, detached, for `closed`, sent once the device
 // was released: nothing is buffered, no exit handler has work to do.
 ProcessState.exitNow(0)
