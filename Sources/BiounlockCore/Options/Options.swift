@@ -140,12 +140,14 @@ public struct Options: Equatable, Sendable {
     public static let defaultPasswordServices = ["gdm-password", "kde"]
     /// PAM services that are a greeter's or a lock screen's fingerprint stack, run beside its
     /// password stack (GDM's gdm-fingerprint beside gdm-password, KDE's kde-fingerprint beside kde):
-    /// there biounlock is the reader and nothing else (`Options.serving(_:)`): the finger alone
-    /// (policy=biometrics), no prompt of its own before `timeout`, no typing at a terminal -- the
-    /// password stack beside it takes what is typed. Debian 12's KDE ships no kde-fingerprint file,
-    /// so that stack falls to `other` (common-auth, with the profile): without this, biounlock ran
-    /// there as in a dialog and asked for a PIN after `touch_first` (issue 33). Empty (`none`): no
-    /// service is treated so. A caller that names itself so gets a stricter chain, never a looser one.
+    /// there biounlock is the reader and nothing else (`Options.serving(_:)`): the finger alone,
+    /// no prompt of its own, no typing at a terminal -- the password stack beside it takes what is
+    /// typed, the PIN included. Debian 12's KDE ships no kde-fingerprint file, so that stack falls
+    /// to `other` (common-auth, with the profile): without this, biounlock ran there as in a
+    /// dialog and asked for a PIN after `touch_first` (issue 33). The policy stays the configured
+    /// one, so a finger lockout still waits for the passcode (typed in the password stack) under
+    /// biometrics-or-passcode. Empty (`none`): no service is treated so. A caller that names itself
+    /// so gets a chain that takes less (no passcode, no password), never more.
     public var fingerprintServices: [String] = Options.defaultFingerprintServices
     public static let defaultFingerprintServices = ["gdm-fingerprint", "kde-fingerprint"]
     /// PAM services whose caller reads the secret before PAM asks and answers every prompt with
@@ -160,12 +162,11 @@ public struct Options: Equatable, Sendable {
     /// until its own timeout, no prompt. Not an option key: set from `fingerprint_services` only.
     public private(set) var readerAlone = false
 
-    /// The options as they apply to `service`: in `fingerprint_services`, the reader alone
-    /// (policy=biometrics, no prompt of biounlock's, no type-or-touch terminal); elsewhere unchanged.
+    /// The options as they apply to `service`: in `fingerprint_services`, the reader alone (no
+    /// prompt of biounlock's, no type-or-touch terminal, the policy unchanged); elsewhere unchanged.
     public func serving(_ service: String) -> Options {
         guard fingerprintServices.contains(where: { $0.utf8.elementsEqual(service.utf8) }) else { return self }
         var o = self
-        o.policy = .biometrics
         o.prompt = .sequential
         o.readerAlone = true
         return o

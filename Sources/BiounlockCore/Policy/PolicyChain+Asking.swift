@@ -55,7 +55,8 @@ extension PolicyChain {
     func dialog(_ session: FingerSession, takes: Messages.Takes, request: AuthRequest) -> Entry {
         if options.readerAlone {
             // A fingerprint stack (fingerprint_services): the touch request and the reader until
-            // its own timeout or max_tries; nothing is typed here (the password stack beside it).
+            // its own timeout or max_tries; nothing is typed here (the password stack beside it
+            // takes the PIN and the password).
             say(request, exchange: Messages.touchPrompt(template: options.reason, service: request.service))
             while session.isOpen {
                 if let entry = react(session.next(), session: session, terminal: nil, takes: takes, request: request) { return entry }
@@ -132,7 +133,8 @@ extension PolicyChain {
             case .exhausted:
                 say(request, exchange: Messages.tooManyWrongFingers, isError: true)
                 // Finger only, and nowhere to type: PAM_MAXTRIES (the password module asks next).
-                if options.policy == .biometrics && terminal == nil { return .exhausted }
+                // So too in a fingerprint stack (reader alone), whatever the policy: nothing is typed there.
+                if (options.policy == .biometrics || options.readerAlone) && terminal == nil { return .exhausted }
             case .locked:
                 let until = options.policy == .biometrics ? Int64(options.biometricUnlockSeconds) : nil
                 say(request, exchange: Messages.biometricsLocked(policy: options.policy, timeLeft: until, passcode: takes.passcodeKind),

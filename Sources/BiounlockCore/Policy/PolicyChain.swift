@@ -258,10 +258,11 @@ public final class PolicyChain {
         let entry: Entry
         if let session {
             entry = ask(session, takes: takes, request: request)
-        } else if case .passcodeOrPassword = takes {
+        } else if case .passcodeOrPassword = takes, !options.readerAlone {
             entry = askText(Messages.typePrompt(service: request.service, takes: takes), whenEmpty: .passcodeDeclined)
         } else {
-            // Neither the finger nor the passcode can be used now: the password, at once.
+            // Neither the finger nor the passcode can be used now (or, in a fingerprint stack, the
+            // finger cannot and nothing is typed there): the password, at once.
             entry = .nothing(passcodeLockedUntil != nil ? .passcodeLocked : noFinger ?? .noPasscode)
         }
         return fallback(after: entry, user: user, passcodeLocked: passcodeLockedUntil != nil, usedFinger: session != nil,

@@ -771,7 +771,7 @@ extension PolicyChainTests {
         conversation = ScriptedConversation([Self.secret("2468")])
         options.maxTries = 2
         XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch]), service: "kde-fingerprint").outcome, .maxTries,
-                       "wrong fingers: the stack fails (policy=biometrics), nothing typed")
+                       "wrong fingers: the stack fails, nothing typed")
         XCTAssertFalse(conversation.transcript.contains { $0.hasPrefix("PROMPT") }, "\(conversation.transcript)")
 
         conversation = ScriptedConversation()
@@ -788,20 +788,42 @@ extension PolicyChainTests {
         XCTAssertEqual(run(ScriptedSensor([.interrupted, .timedOut]), service: "kde-fingerprint").outcome, .success(.passcode))
     }
 
-    func testServingAFingerprintStackTightensAndNeverLoosens() {
+    /// The policy stays the configured one: a finger lockout made in the fingerprint stack is
+    /// not lifted by time there (as policy=biometrics would), it waits for the PIN -- typed in
+    /// the password stack beside it -- and the fingerprint stack asks for nothing meanwhile.
+    func testAFingerLockoutInAFingerprintStackWaitsForThePasscode() {
+        options.biometricLockout = 2
+        options.maxTries = 2
+        conversation.replies = []
+        XCTAssertEqual(run(ScriptedSensor([.noMatch, .noMatch]), service: "kde-fingerprint").outcome, .unavailable, "locked at the 2nd")
+        XCTAssertEqual(store.users["alice"]?.biometricFailures, 2)
+        XCTAssertFalse(conversation.transcript.contains { $0.hasPrefix("PROMPT") }, "\(conversation.transcript)")
+        clock.seconds += Int64(options.biometricUnlockSeconds) + 60
+        conversation = ScriptedConversation([Self.secret("2468")]) // never asked for here
+        let locked = ScriptedSensor([.match(.rightIndex)])
+        XCTAssertEqual(run(locked, service: "kde-fingerprint"), Decision(.unavailable, .biometricsLocked))
+        XCTAssertEqual(locked.verifyCalls, 0, "still locked after bio_unlock_time: the passcode lifts it")
+        XCTAssertFalse(conversation.transcript.contains { $0.hasPrefix("PROMPT") }, "\(conversation.transcript)")
+        XCTAssertTrue(conversation.transcript.contains { $0.contains("use your PIN or your password") }, "\(conversation.transcript)")
+        // The PIN in the password stack beside it (kde) lifts it.
+        conversation = ScriptedConversation([Self.secret("2468")])
+        XCTAssertEqual(run(ScriptedSensor([]), service: "kde").outcome, .success(.passcode))
+        conversation = ScriptedConversation()
+        XCTAssertEqual(run(ScriptedSensor([.match(.rightIndex)]), service: "kde-fingerprint").outcome, .success(.fingerprint))
+    }
+
+    func testServingAFingerprintStackTakesNothingTyped() {
         var o = Options()
         o.policy = .biometricsOrPasscode
         o.timeoutSeconds = 120
-        o.touchFirstSeconds = 0
         let stack = o.serving("kde-fingerprint")
-        XCTAssertEqual(stack.policy, .biometrics)
-        XCTAssertEqual(stack.prompt, .sequential)
         XCTAssertTrue(stack.readerAlone)
+        XCTAssertEqual(stack.prompt, .sequential)
+        XCTAssertEqual(stack.policy, .biometricsOrPasscode, "the lockout rules of the configured policy")
         XCTAssertEqual(stack.timeoutSeconds, 120)
-        XCTAssertEqual(o.serving("kde").policy, .biometricsOrPasscode)
         XCTAssertFalse(o.serving("kde").readerAlone)
-        XCTAssertEqual(o.serving("KDE-fingerprint").policy, .biometricsOrPasscode, "names compare byte for byte")
-        o.policy = .biometrics
-        XCTAssertEqual(o.serving("sudo").policy, .biometrics)
+        XCTAssertFalse(o.serving("KDE-fingerprint").readerAlone, "names compare byte for byte")
+        o.fingerprintServices = []
+        XCTAssertFalse(o.serving("kde-fingerprint").readerAlone)
     }
 }
