@@ -303,7 +303,7 @@ let package = Package(
         .testTarget(name: "BiounlockCoreTests", dependencies: ["BiounlockCore", "TestSupport", "BiounlockStore"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
         .testTarget(name: "BiounlockAdminTests", dependencies: ["BiounlockAdmin", "BiounlockCore"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockStoreTests", dependencies: ["TestSupport", "BiounlockStore"], swiftSettings: testSettings, linkerSettings: [dynamicSQLite]),
-        .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol"], swiftSettings: testSettings),
+        .testTarget(name: "BiounlockFprintProtocolTests", dependencies: ["BiounlockFprintProtocol", "TestSupport"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockDBusTests", dependencies: ["BiounlockDBus", "BiounlockSystem"], swiftSettings: testSettings),
         .testTarget(name: "BiounlockCheckTests",
                     dependencies: ["TestSupport", "BiounlockCore", "BiounlockStore", "BiounlockFprintProtocol", "BiounlockCheckProtocol", "BiounlockCheck"],

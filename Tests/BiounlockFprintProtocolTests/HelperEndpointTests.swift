@@ -2,6 +2,7 @@ import BiounlockSystem
 import XCTest
 import Glibc
 import BiounlockFprintProtocol
+import TestSupport
 
 /// The helpers' end of the channel (HelperEndpoint), served on a thread over a real socketpair
 /// as biounlock-fprint and biounlock-fprintd serve fd 3: the greeting, each request handed on in
@@ -79,13 +80,4 @@ final class HelperEndpointTests: XCTestCase {
         spawner.close()
         wait(for: [done], timeout: 10)
     }
-}
-
-/// A value shared between the test and the serving thread.
-final class Locked<Value>: @unchecked Sendable {
-    private var stored: Value
-    private let lock = NSLock()
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
-    func mutate(_ body: (inout Value) -> Void) { lock.lock(); defer { lock.unlock() }; body(&stored) }
 }
