@@ -82,6 +82,30 @@ final class FprintdRealPolkitTests: XCTestCase {
         }
     }
 
+    /// A locker running as the user (KDE's lock screen, i3lock) with `sensor = fprintd` in
+    /// /etc/security/biounlock.conf: the module, as `daemon`, asks biounlock-check (setuid root),
+    /// whose fprintd helper -- started by a process whose real uid is the user's and effective
+    /// uid root -- claims the device and verifies through the real polkitd. A touch unlocks,
+    /// every call fprintd authorized was granted, and the device is free afterwards.
+    func testAUserLockerThroughTheCheckerIsAuthorizedByTheRealPolkit() throws {
+        let d = try fprintd()
+        let world = try CheckerWorld()
+        try world.fixture.store.deleteTemplates(user: ModuleFixture.enrolledUser, finger: nil)
+        world.fixture.closeStore()
+        try world.config("sensor = fprintd\nfprintd_bus = \(d.address)\nfprintd_helper = \(fprintdHelperPath)\ntimeout = 30")
+        world.fixture.touchSocket = d.virtualDevice
+        let mark = d.logMark()
+        let (t, log) = try world.authenticate(answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        let logged = d.log(since: mark, lines: Int.max)
+        XCTAssertEqual(t.code, "PAM_SUCCESS", "\(t.raw.stdout)\n\(log)\n\(logged)")
+        XCTAssertFalse(logged.contains("Authorization denied"), logged)
+        XCTAssertGreaterThanOrEqual(d.granted("Claim", since: mark), 1, logged)
+        XCTAssertGreaterThanOrEqual(d.granted("VerifyStart", since: mark), 1, logged)
+        XCTAssertTrue(within(10) { d.granted("Release", since: mark) == 1 }, logged)
+        XCTAssertNil(try d.claimAndRelease(), "the next client claims the device at once")
+        XCTAssertTrue(log.contains { $0.contains("biounlock-check") }, "the checker decided: \(log)")
+    }
+
     func within(_ seconds: Double, _ check: () -> Bool) -> Bool {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
