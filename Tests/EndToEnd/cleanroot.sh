@@ -70,6 +70,45 @@ if printf '%s' "$depends" | grep -q 'libpam0g' && printf '%s' "$depends" | grep 
 else
     fail "package: Depends has libpam0g, libsodium23, libsqlite3-0, libfprint-2-2 and nothing from Swift ($depends)"
 fi
+# The settings app's own package (issue 31): what it installs, what it depends on, and that its
+# desktop file and AppStream metainfo, as packaged, validate. (It is not installed in the clean
+# root: GTK 4 and libadwaita would make that root several times larger; settings-app.sh runs the
+# app from the build.)
+sdeb="$(ls "$tmp"/dist/biounlock-settings_*_*.deb 2>/dev/null | head -1)"
+if [ -n "$sdeb" ]; then
+    sdepends="$(dpkg-deb -f "$sdeb" Depends)"
+    version="$(dpkg-deb -f "$deb" Version)"
+    if printf '%s' "$sdepends" | grep -q "biounlock (= $version)" && printf '%s' "$sdepends" | grep -q 'libgtk-4-1' \
+        && printf '%s' "$sdepends" | grep -q 'libadwaita-1-0' && ! printf '%s' "$sdepends" | grep -qi swift; then
+        pass "settings package: Depends has biounlock (= $version), libgtk-4-1, libadwaita-1-0 and nothing from Swift"
+    else
+        fail "settings package: Depends has biounlock (= $version), libgtk-4-1, libadwaita-1-0 and nothing from Swift ($sdepends)"
+    fi
+    dpkg-deb -c "$sdeb" | awk '{print $1, $6}' >"$tmp/settings-contents.txt"
+    missing=""
+    for f in "-rwxr-xr-x ./usr/bin/biounlock-settings" "-rw-r--r-- ./usr/share/applications/org.biounlock.Settings.desktop" \
+        "-rw-r--r-- ./usr/share/metainfo/org.biounlock.Settings.metainfo.xml" \
+        "-rw-r--r-- ./usr/share/icons/hicolor/scalable/apps/org.biounlock.Settings.svg" \
+        "-rw-r--r-- ./usr/share/man/man1/biounlock-settings.1.gz"; do
+        grep -qxF -- "$f" "$tmp/settings-contents.txt" || missing="$missing ${f#* }"
+    done
+    if [ -z "$missing" ] && ! grep -q 'sbin\|/etc/\|security/' "$tmp/settings-contents.txt"; then
+        pass "settings package: the app, its .desktop file, metainfo, icon and man page, with their modes; nothing in /etc or PAM's directories"
+    else
+        fail "settings package: the app, its .desktop file, metainfo, icon and man page (missing:${missing:- none})" "$tmp/settings-contents.txt"
+    fi
+    mkdir -p "$tmp/settings-deb" && dpkg-deb -x "$sdeb" "$tmp/settings-deb"
+    if command -v desktop-file-validate >/dev/null 2>&1 && command -v appstreamcli >/dev/null 2>&1; then
+        if desktop-file-validate "$tmp/settings-deb/usr/share/applications/org.biounlock.Settings.desktop" >"$tmp/settings-validate.txt" 2>&1 \
+            && appstreamcli validate --no-net "$tmp/settings-deb/usr/share/metainfo/org.biounlock.Settings.metainfo.xml" >>"$tmp/settings-validate.txt" 2>&1; then
+            pass "settings package: its .desktop file and metainfo validate as installed"
+        else
+            fail "settings package: its .desktop file and metainfo validate as installed" "$tmp/settings-validate.txt"
+        fi
+    fi
+else
+    fail "scripts/package builds the settings package (build/biounlock-settings exists)" "$tmp/package.log"
+fi
 if command -v lintian >/dev/null 2>&1; then
     lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v 'running with root privileges' >"$tmp/lintian.log"
     if ! grep -qE '^(E|W):' "$tmp/lintian.log"; then pass "package: lintian reports no errors or warnings"
