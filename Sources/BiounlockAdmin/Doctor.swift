@@ -101,7 +101,7 @@ public enum Doctor {
         Check(name: "checker") { inputs, _ in [checker(inputs.options.checkHelper)] },
         Check(name: "sqlite") { _, probes in let v = probes.sqlite(); return [sqlite(built: v.built, running: v.running)] },
         Check(name: "face") { inputs, _ in face(inputs.options) },
-        Check(name: "pam.d") { inputs, _ in pamServices(inputs.pamDir) },
+        Check(name: "pam.d") { inputs, _ in pamServices(inputs.pamDir, fingerprintServices: inputs.options.fingerprintServices) },
         Check(name: "keyring") { inputs, _ in keyring(inputs.options, pamDir: inputs.pamDir) },
         Check(name: "store") { inputs, probes in store(inputs, probes) },
         Check(name: "config") { inputs, _ in [config(inputs)] },
@@ -213,13 +213,13 @@ public enum Doctor {
 
     // MARK: - The PAM services
 
-    static func pamServices(_ pamDir: String) -> [Finding] {
+    static func pamServices(_ pamDir: String, fingerprintServices: [String] = Options.defaultFingerprintServices) -> [Finding] {
         let files = readPamDir(pamDir)
         guard !files.isEmpty else {
             return [Finding(check: "pam.d", status: .warning, detail: L("no readable service files in {dir}", ["dir": pamDir]), fix: nil)]
         }
         var findings: [Finding] = []
-        let lint = PamStackLint.lint(files: files)
+        let lint = PamStackLint.lint(files: files, fingerprintServices: fingerprintServices)
         let users = files.filter { $0.value.contains("pam_biounlock.so") }.keys.sorted()
         if users.isEmpty {
             // The package's profile first; a hand edit only for a service of its own.

@@ -60,8 +60,10 @@ public enum PamStackLint {
 
     static let passwordModules: Set<String> = ["pam_unix.so", "pam_sss.so", "pam_ldap.so", "pam_krb5.so", "pam_winbind.so", "pam_systemd_home.so"]
 
-    /// Lints every service in `files` (name -> contents) that uses pam_biounlock.so in its auth stack.
-    public static func lint(files: [String: String]) -> [Finding] {
+    /// Lints every service in `files` (name -> contents) that uses pam_biounlock.so in its auth stack;
+    /// `fingerprintServices` is the configuration's `fingerprint_services` (there the module is
+    /// the reader alone by itself: no policy or touch_first is wanted on the line).
+    public static func lint(files: [String: String], fingerprintServices: [String] = Options.defaultFingerprintServices) -> [Finding] {
         var findings: [Finding] = []
         for name in files.keys.sorted() {
             let stack = authLines(of: name, files: files, depth: 0)
@@ -69,13 +71,14 @@ public enum PamStackLint {
             // (always PAM_IGNORE) and belongs after the password module.
             guard let index = stack.firstIndex(where: { $0.moduleName == "pam_biounlock.so" && !$0.arguments.contains("keep_password") }) else { continue }
             // An included file (common-auth) is linted where it is used, not on its own.
-            findings += lint(service: name, stack: stack, biounlockIndex: index)
+            findings += lint(service: name, stack: stack, biounlockIndex: index,
+                             readerAlone: fingerprintServices.contains { $0.utf8.elementsEqual(name.utf8) })
         }
         var seen = Set<String>()
         return findings.filter { seen.insert("\($0.file):\($0.line):\($0.message)").inserted }
     }
 
-    static func lint(service: String, stack: [AuthLine], biounlockIndex index: Int) -> [Finding] {
+    static func lint(service: String, stack: [AuthLine], biounlockIndex index: Int, readerAlone: Bool = false) -> [Finding] {
         var findings: [Finding] = []
         let line = stack[index]
         func finding(_ severity: Finding.Severity, _ message: String, _ fix: String) {
@@ -83,7 +86,7 @@ public enum PamStackLint {
                                     fix: preferringProfile(fix, file: line.file, stack: stack)))
         }
         if isFingerprintOnly(service: service) {
-            return lintFingerprintOnly(service: service, stack: stack, line: line)
+            return lintFingerprintOnly(service: service, stack: stack, line: line, readerAlone: readerAlone)
         }
         // TRANSLATORS: `biounlock doctor` on a pam.d file; control values (required, success=done,
         // authinfo_unavail=ignore...), module names and the lines to add are PAM's words: keep them.
@@ -160,8 +163,9 @@ public enum PamStackLint {
     }
 
     /// A fingerprint-only greeter stack: no password module is wanted after the module, and
-    /// every result but success must fail the stack.
-    static func lintFingerprintOnly(service: String, stack: [AuthLine], line: AuthLine) -> [Finding] {
+    /// every result but success must fail the stack. In `fingerprint_services` (`readerAlone`)
+    /// the module asks for nothing typed by itself, so the line needs no policy or touch_first.
+    static func lintFingerprintOnly(service: String, stack: [AuthLine], line: AuthLine, readerAlone: Bool) -> [Finding] {
         var findings: [Finding] = []
         func finding(_ severity: Finding.Severity, _ message: String, _ fix: String) {
             findings.append(Finding(severity: severity, file: line.file, line: line.line, message: "\(service): \(message)", fix: fix))
@@ -169,7 +173,7 @@ public enum PamStackLint {
         // TRANSLATORS: `biounlock doctor` on a greeter's fingerprint-only pam.d file (gdm-fingerprint,
         // kde-fingerprint): the finger alone unlocks, the greeter's password stack is beside it.
         // Control values, module names, options and the lines to add are PAM's words: keep them.
-        let fix = L("use: {line}", ["line": "auth \(fingerprintOnlyControl) pam_biounlock.so sensor=fprintd policy=biometrics touch_first=120"])
+        let fix = L("use: {line}", ["line": "auth \(fingerprintOnlyControl) pam_biounlock.so sensor=fprintd" + (readerAlone ? "" : " policy=biometrics touch_first=120")])
         switch parseControl(line.control) {
         case .simple("requisite"):
             break
@@ -190,7 +194,7 @@ public enum PamStackLint {
             }
         }
         let words = Set(line.arguments)
-        if !words.contains("policy=biometrics") {
+        if !readerAlone && !words.contains("policy=biometrics") {
             finding(.warning, L("no {option}: in a fingerprint-only stack the biounlock passcode prompt has no place (the password stack beside it asks for the password)",
                                 ["option": "policy=biometrics"]),
                     L("add {option} to the pam_biounlock.so line", ["option": "policy=biometrics"]))
@@ -200,7 +204,7 @@ public enum PamStackLint {
         let value = { (key: String) -> Int? in
             line.arguments.last { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }
         }
-        if (value("touch_first") ?? 2) < (value("timeout") ?? 10) {
+        if !readerAlone && (value("touch_first") ?? 2) < (value("timeout") ?? 10) {
             finding(.warning, L("touch_first is shorter than the timeout: while the reader still waits, the module asks for the password in this fingerprint-only stack, where no module takes it"),
                     L("add {option} to the pam_biounlock.so line (the reader alone until the timeout)", ["option": "touch_first=120"]))
         }

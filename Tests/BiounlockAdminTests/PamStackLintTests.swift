@@ -117,8 +117,15 @@ final class PamStackLintTests: XCTestCase {
                               "\(code): \(lenient)")
             }
             let both = PamStackLint.lint(files: [service: "auth required pam_fprintd.so\nauth [success=ok default=die] pam_biounlock.so sensor=libfprint\n"])
-            XCTAssertEqual(both.filter { $0.severity == .warning }.count, 4, "no policy=biometrics, touch_first, sensor=libfprint, pam_fprintd too: \(both)")
-            let asks = PamStackLint.lint(files: [service: "auth [success=ok default=die] pam_biounlock.so sensor=fprintd policy=biometrics timeout=20 touch_first=10\n"])
+            XCTAssertEqual(both.filter { $0.severity == .warning }.count, 2, "sensor=libfprint, pam_fprintd too: \(both)")
+            // In fingerprint_services (the default names both) the module is the reader alone by
+            // itself: a line without policy=biometrics and touch_first is right as it is.
+            XCTAssertEqual(PamStackLint.lint(files: [service: "auth [success=ok default=die] pam_biounlock.so sensor=fprintd\n"]), [])
+            // fingerprint_services=none: the line must say so itself.
+            let bare = PamStackLint.lint(files: [service: "auth [success=ok default=die] pam_biounlock.so sensor=fprintd\n"], fingerprintServices: [])
+            XCTAssertEqual(bare.map(\.severity), [.warning, .warning], "no policy=biometrics, touch_first: \(bare)")
+            let asks = PamStackLint.lint(files: [service: "auth [success=ok default=die] pam_biounlock.so sensor=fprintd policy=biometrics timeout=20 touch_first=10\n"],
+                                         fingerprintServices: [])
             XCTAssertEqual(asks.map(\.severity), [.warning])
             XCTAssertTrue(asks[0].message.contains("touch_first is shorter than the timeout"), asks[0].message)
             XCTAssertTrue(both.contains { $0.message.contains("pam_fprintd.so and pam_biounlock.so are both in this stack") })

@@ -59,8 +59,8 @@ final class FprintdModuleTests: ModuleTestCase {
             let touched = try fixture.authenticate(service: service, touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
             XCTAssertEqual(touched.code, "PAM_SUCCESS", "\(service): \(touched.raw.stdout)")
             XCTAssertEqual(touched.messages, ["INFO: " + ContractText.touchRequest(service)], service)
-            // Nobody touches: the reader alone until the timeout (touch_first=120), never a prompt --
-            // the password stack beside this one asks for the password.
+            // Nobody touches: the reader alone until the timeout (fingerprint_services), never a
+            // prompt -- the password stack beside this one asks for the password.
             try configure(timeout: 2)
             let silent = try fixture.authenticate(service: service)
             try configure(timeout: 30)
