@@ -65,11 +65,19 @@ final class FaceHelperTests: XCTestCase {
             }
         }
 
-        // Enrolment: three frames of the astronaut, after frames without a face (counted as retries).
-        let shown = show([frame("camera.pgm"), "SLEEP 200", frame("astronaut.pgm")])
+        // Enrolment: three frames of the astronaut, after frames without a face (counted as
+        // retries). The astronaut is shown once the helper has said it saw no face -- not after a
+        // fixed time: on a loaded machine the helper's first frame came after such a pause, and
+        // the retry never happened (a CI run here).
+        let shown = show([frame("camera.pgm")])
         var events: [FaceResponse] = []
-        let enrolled = camera.enrol(frames: 3, threshold: 400, deadline: .after(milliseconds: 20_000)) { events.append($0) }
+        var face: DispatchGroup?
+        let enrolled = camera.enrol(frames: 3, threshold: 400, deadline: .after(milliseconds: 20_000)) { event in
+            events.append(event)
+            if event == .enrolRetry(.noFace), face == nil { face = show([frame("astronaut.pgm")]) }
+        }
         shown.wait()
+        face?.wait()
         let faces = try enrolled.get()
         XCTAssertEqual(faces.count, 3)
         XCTAssertTrue(events.contains(.enrolRetry(.noFace)), "\(events)")
