@@ -267,7 +267,12 @@ public final class DrawingArea: Widget {
         guard let gesture = gtk_gesture_drag_new() else { return }
         var start = (0.0, 0.0)
         let gg = GPointer(gesture)
-        Signals.connectPoint(gg, "drag-begin") { x, y in start = (x, y); begin(x, y) }
+        // Claimed at once: AdwMessageDialog puts its content in a GtkWindowHandle, whose own
+        // drag would otherwise take the pointer and move the window instead of drawing.
+        Signals.connectPoint(gg, "drag-begin") { x, y in
+            _ = gtk_gesture_set_state(gg.typed(), GTK_EVENT_SEQUENCE_CLAIMED)
+            start = (x, y); begin(x, y)
+        }
         Signals.connectPoint(gg, "drag-update") { dx, dy in update(start.0 + dx, start.1 + dy) }
         Signals.connectPoint(gg, "drag-end") { _, _ in end() }
         gtk_widget_add_controller(widget, gg.typed())

@@ -350,18 +350,21 @@ try:
             g = subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid], capture_output=True, text=True, timeout=10).stdout
             v = dict(l.split("=", 1) for l in g.split() if "=" in l)
             return int(v.get("X", 0)), int(v.get("Y", 0))
-        wids = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "."], capture_output=True, text=True, timeout=10).stdout.split()
-        places = [geometry(w_) for w_ in wids]
-        ox, oy = max(places, key=lambda p: p[0] + p[1]) if places else (0, 0)
-        results.write("# grid extents %s, windows %s\n" % ((x, y, w, h), places))
-        x, y = x + ox, y + oy
+        def origin():
+            wids = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "."], capture_output=True, text=True, timeout=10).stdout.split()
+            places = [geometry(w_) for w_ in wids]
+            results.write("# grid extents %s, windows %s\n" % ((x, y, w, h), places))
+            return max(places, key=lambda p: p[0] + p[1]) if places else (0, 0)
         side = min(w, h)
+
+        o = [0, 0]
 
         def centre(p):
             r, c = (p - 1) // 3, (p - 1) % 3
-            return int(x + (w - side) / 2 + (c + 0.5) * side / 3), int(y + (h - side) / 2 + (r + 0.5) * side / 3)
+            return int(o[0] + x + (w - side) / 2 + (c + 0.5) * side / 3), int(o[1] + y + (h - side) / 2 + (r + 0.5) * side / 3)
 
         def drag(points):
+            o[:] = origin()   # (the dialog moves when its text changes)
             args = ["xdotool", "mousemove", *map(str, centre(points[0])), "mousedown", "1"]
             for a, b in zip(points, points[1:]):
                 (ax, ay), (bx, by) = centre(a), centre(b)
