@@ -377,10 +377,13 @@ try:
         again = wait_for("the request to draw again", named("label", "Draw the same pattern again to confirm."), seconds=10)
         note(again is not None, "pattern-first-drawn", "no 'Draw the same pattern again' after the first drag")
         # A different drawing is refused with the reason; then the same one twice.
+        time.sleep(0.6)
         drag([7, 8, 9, 6])
         differ = wait_for("the mismatch", named("label", "The two patterns are not the same. Draw a new pattern."), seconds=10)
         note(differ is not None, "pattern-mismatch-said", "no mismatch said after a different second drawing")
         drag([1, 3, 9])
+        wait_for("the request to draw again", named("label", "Draw the same pattern again to confirm."), seconds=10)
+        time.sleep(0.6)   # (not a double click: GTK's double-click time is 400 ms)
         drag([1, 3, 9])
         confirmed = wait_for("the confirmation", named("label", "Pattern confirmed: 5 points."), seconds=10)
         note(confirmed is not None, "pattern-confirmed-5-points",
