@@ -49,6 +49,9 @@ public final class Label: Widget {
     public init(_ text: String) { super.init(GPointer(gtk_label_new(text))) }
     public func set(_ text: String) { gtk_label_set_text(g.typed(), text) }
     public func wrap() { gtk_label_set_wrap(g.typed(), 1); gtk_label_set_xalign(g.typed(), 0) }
+    /// At most `n` characters wide when the label asks for its natural width (it still fills the
+    /// width it is given): a wrapped label whose text changes then never widens its window.
+    public func maxWidthChars(_ n: Int32) { gtk_label_set_max_width_chars(g.typed(), n) }
 }
 
 public final class Button: Widget {

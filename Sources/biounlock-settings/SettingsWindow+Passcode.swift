@@ -135,6 +135,10 @@ extension SettingsWindow {
         let grid = PatternGrid()
         let gridLabel = Label(L("Draw a pattern of at least 4 points."))
         gridLabel.wrap()
+        // Its text changes after each drawing; the longer ones (the mismatch) would otherwise
+        // widen the dialog and move the grid under the pointer before the next drawing (seen in
+        // settings-app.sh: the dots shifted 16-86 px and the next drag missed them).
+        gridLabel.maxWidthChars(24)
         grid.onChange = { gridLabel.set($0) }
         let fields = Box(vertical: true, spacing: 6)
         fields.append(kinds)

@@ -121,7 +121,7 @@ in_sandbox '
     # The cancelled enrolment: its worker gone too (the service says no enrolment runs).
     sandbox_as "$USER_NAME" dbus-send --system --print-reply --dest=org.biounlock.Manager1 /org/biounlock/Manager1 \
         org.biounlock.Manager1.GetStatus string: >"$o/after-cancel.dbus" 2>&1
-    # The pattern drawn in the window with the pointer (1 -> 3 -> 9, which picks up 2 and 6):
+    # The pattern drawn in the window with the pointer (1 -> 3 -> 9, which picks up 2 and 6) and confirmed with the keys:
     # the service stores it, and sudo takes it typed as its digits (no finger is left).
     scenario pattern "$2"
     bio status --json >"$o/after-pattern.status.json" 2>&1
@@ -239,7 +239,12 @@ check "Pattern: 'Change the Passcode' offers the Pattern kind, and the grid is a
     eval 'tresult pattern-kind-chosen && tresult pattern-grid-named' -- "${tlogs[@]}" "$out/pattern/pattern-dialog.tree"
 check "Pattern: a pointer drag (xdotool: button down on 1, moves to 3 and 9, button up) is taken; the window asks for it again" tresult pattern-first-drawn -- "${tlogs[@]}"
 check "Pattern: a different second drawing is refused in words (not the same), and drawing starts again" tresult pattern-mismatch-said -- "${tlogs[@]}"
-check "Pattern: drawn twice the same, 1 -> 3 -> 9 is confirmed with 5 points (the line picked up 2 and 6)" tresult pattern-confirmed-5-points -- "${tlogs[@]}" "$out/pattern/pattern-drawn.tree"
+check "Pattern: the grid stays where it was after the mismatch (the message does not widen the dialog and move the dots from under the pointer)" \
+    tresult pattern-grid-stays -- "${tlogs[@]}" "$out/pattern/pattern-mismatch.tree"
+check "Pattern: a third drag (1 -> 3 -> 9 again) is taken; the window asks for it again; the grid has the keyboard focus" \
+    eval 'tresult pattern-drawn-after-mismatch && tresult pattern-grid-focused' -- "${tlogs[@]}"
+check "Pattern: confirmed with the keys 1, 3, 9 and Enter: 5 points (the typed line picked up 2 and 6, as the dragged one did); Enter does not answer the dialog" \
+    eval 'tresult pattern-confirmed-5-points && tresult pattern-enter-stays' -- "${tlogs[@]}" "$out/pattern/pattern-drawn.tree"
 check "Pattern: set; the passcode row says Pattern; nothing failed in the driver, no GLib/GTK warning" \
     eval 'tresult pattern-set-shown && ! grep -q "^fail" "$t" && ! grep -qE "CRITICAL|WARNING" "$out/pattern/app.err"' -- "${tlogs[@]}" "$out/pattern/pattern-set.tree"
 check "Pattern: the service stored a pattern for $USER_ (status: passcode pattern)" \
@@ -271,6 +276,7 @@ cp "$out/enrol/enrolling.png" "$BUILD_DIR/screenshots/settings-enrolling.png" 2>
 cp "$out/enrol/on.png" "$BUILD_DIR/screenshots/settings-on.png" 2>/dev/null
 cp "$out/pattern/pattern-dialog.png" "$BUILD_DIR/screenshots/settings-pattern-dialog.png" 2>/dev/null
 cp "$out/pattern/pattern-drawn.png" "$BUILD_DIR/screenshots/settings-pattern.png" 2>/dev/null
+cp "$out/pattern/pattern-mismatch.png" "$BUILD_DIR/screenshots/settings-pattern-mismatch.png" 2>/dev/null
 cp "$out/refuse-de/refused.png" "$BUILD_DIR/screenshots/settings-refused-de.png" 2>/dev/null
 callers_host_after
 finish
