@@ -6,10 +6,12 @@ import BiounlockCore
 /// over an unused point picks it up. Kept out of the GTK view so that it is unit-tested
 /// (PatternStrokeTests); the view only feeds it pointer positions and keys 1-9.
 public struct PatternStroke: Equatable {
-    /// The points reached, in order, picked-up points included (always canonical).
+    /// The points reached, in order, picked-up points included (always canonical). The path is
+    /// the passcode: its buffer is reserved for all nine points at once, so that appending never
+    /// moves it (leaving a copy behind in freed memory), and `clear` zeroes it.
     public private(set) var points: [Int] = []
 
-    public init() {}
+    public init() { points.reserveCapacity(9) }
 
     /// The area the grid is drawn in: a centred square of the smaller side.
     public struct Geometry: Equatable {
@@ -62,14 +64,26 @@ public struct PatternStroke: Equatable {
         return reach(digit)
     }
 
-    public mutating func clear() { points.removeAll() }
+    /// Starts again: the points are zeroed, then removed (the buffer is kept for the next path).
+    public mutating func clear() {
+        points.withUnsafeMutableBytes { wipe($0) }
+        points.removeAll(keepingCapacity: true)
+    }
 
-    /// The digits the pattern is typed as (what the service and the module take).
-    public var digits: String { points.map(String.init).joined() }
+    /// The digits the pattern is typed as (what the service and the module take), as a Secret:
+    /// written into a byte buffer that is zeroed at once, never into a String (whose storage
+    /// Swift may copy and never wipes). Nil only when there is no point.
+    public func secret() -> Secret? {
+        guard !points.isEmpty else { return nil }
+        var bytes = [UInt8](repeating: 0, count: points.count)
+        defer { wipe(&bytes) }
+        for (i, p) in points.enumerated() { bytes[i] = UInt8(truncatingIfNeeded: 0x30 &+ p) }
+        return Secret(bytes: bytes)
+    }
 
-    /// Why the path is not a pattern yet (too short), or nil when it is one.
+    /// Why the path is not a pattern yet (too short), or nil when it is one. The path is already
+    /// canonical (no point twice, picked-up points in it): only its length can be wrong.
     public var problem: Pattern.Problem? {
-        if case .failure(let p) = Pattern.canonical(Array(digits.utf8)) { return p }
-        return nil
+        points.count < Pattern.minimumPoints ? .tooShort(points.count) : nil
     }
 }

@@ -5,17 +5,20 @@ import BiounlockGtk
 /// The 3x3 pattern grid of the passcode dialog (seed 004): a GtkDrawingArea drawn with cairo,
 /// dragged with the pointer or a finger (GtkGestureDrag), or typed with the keys 1-9 (Backspace
 /// starts again). The path's rules live in PatternStroke (BiounlockAdmin, unit-tested); this is
-/// only the view. The pattern is drawn twice: the first time is kept (as digits), the second must
-/// be the same; `onChange` says where it stands, in words, for the label under the grid.
+/// only the view. The pattern is drawn twice: the first time is kept (as a Secret), the second
+/// must be the same; `onChange` says where it stands, in words, for the label under the grid.
+/// The digits are never in a String: the path's points are zeroed when it starts again
+/// (PatternStroke.clear), the drawings are Secrets (zeroed when freed), and `forget` drops them
+/// all when the dialog answers, as the PIN's entry is cleared.
 final class PatternGrid {
     let area = DrawingArea(width: 240, height: 240)
     private(set) var stroke = PatternStroke()
     private var pointer: (Double, Double)?
     private var geometry = PatternStroke.Geometry(width: 240, height: 240)
-    /// The first drawing, once it was a pattern; nil before.
-    private var first: String?
+    /// The first drawing's digits, once it was a pattern; nil before.
+    private var first: Secret?
     /// The confirmed pattern's digits, once drawn twice the same.
-    private(set) var confirmed: String?
+    private(set) var confirmed: Secret?
     var onChange: (String) -> Void = { _ in }
 
     init() {
@@ -53,14 +56,21 @@ final class PatternGrid {
         area.redraw()
     }
 
+    /// Drops the drawings and zeroes the path (the dialog answered).
+    func forget() {
+        stroke.clear()
+        first = nil
+        confirmed = nil
+        pointer = nil
+    }
+
     /// The end of one drawing: the first one is kept, the second compared with it.
     private func finish() {
-        let digits = stroke.digits
-        if stroke.points.isEmpty { return }
+        guard let digits = stroke.secret() else { return }
         if let problem = stroke.problem {
             onChange(L("Not a pattern: {problem}. Draw again.", ["problem": problem.description]))
         } else if let first {
-            if first == digits {
+            if first.constantTimeEquals(digits) {
                 confirmed = digits
                 onChange(L("Pattern confirmed: {count} points.", ["count": String(stroke.points.count)]))
                 area.redraw()

@@ -166,14 +166,18 @@ extension SettingsWindow {
             guard let self else { return }
             let kind: PasscodeKind = patternKind.isActive ? .pattern : passwordKind.isActive ? .password : .pin
             var secrets = (SettingsWindow.take(password), SettingsWindow.take(first), SettingsWindow.take(again))
+            // The pattern's digits leave the grid as its Secret; the grid forgets them (and
+            // zeroes its path) whatever the answer, as the entries are cleared by take().
+            let drawn = grid.confirmed
+            grid.forget()
             if kind == .pattern {
                 guard response == "set" else { return }
-                guard let digits = grid.confirmed else {
+                guard let drawn else {
                     self.toasts.toast(L("Draw the pattern twice, the same both times; nothing was changed."))
                     return
                 }
-                secrets.1 = Secret(bytes: Array(digits.utf8))
-                secrets.2 = secrets.1
+                secrets.1 = drawn
+                secrets.2 = drawn
             }
             guard response == "set", let proof = secrets.0, let new = secrets.1, let second = secrets.2 else { return }
             if let problem = kind.problem(with: new) {

@@ -10,7 +10,7 @@ final class PatternStrokeTests: XCTestCase {
         XCTAssertTrue(s.reach(9))   // 3 -> 9 over 6
         XCTAssertTrue(s.reach(7))   // 9 -> 7 over 8
         XCTAssertEqual(s.points, [1, 2, 3, 6, 9, 8, 7])
-        XCTAssertEqual(s.digits, "1236987")
+        XCTAssertEqual(digits(s), "1236987")
         XCTAssertNil(s.problem)
     }
 
@@ -30,10 +30,32 @@ final class PatternStrokeTests: XCTestCase {
         XCTAssertFalse(s.type("٣"))  // an Arabic-Indic three is not a key of the grid
         XCTAssertTrue(s.type("7"))
         XCTAssertTrue(s.type("1"))  // 7 -> 1 over 4
-        XCTAssertEqual(s.digits, "741")
+        XCTAssertEqual(digits(s), "741")
         s.clear()
         XCTAssertEqual(s.points, [])
         XCTAssertEqual(s.problem, .tooShort(0))
+        XCTAssertNil(s.secret())
+    }
+
+    /// The digits of the path as the Secret the app sends (a String here only for the test).
+    private func digits(_ s: PatternStroke) -> String? {
+        s.secret().map { secret in secret.withBytes { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    func testTheSecretIsWhatTheModuleChecksAndTheProblemIsPatternsOwn() {
+        var s = PatternStroke()
+        for p in [7, 9, 3] { s.reach(p) }   // 7 -> 9 over 8, 9 -> 3 over 6
+        XCTAssertEqual(digits(s), "78963")
+        guard let secret = s.secret() else { return XCTFail() }
+        XCTAssertNil(PasscodeKind.pattern.problem(with: secret))
+        for n in 0...9 {
+            var t = PatternStroke()
+            for p in [1, 2, 3, 6, 9, 8, 7, 4, 5].prefix(n) { t.reach(p) }
+            let typed = t.secret().map { $0.withBytes { Array($0) } } ?? []
+            var expected: Pattern.Problem?
+            if case .failure(let p) = Pattern.canonical(typed) { expected = p }
+            XCTAssertEqual(t.problem, expected, "\(n) points")
+        }
     }
 
     func testTheDigitsAreWhatTheModuleHashes() {
