@@ -49,6 +49,9 @@ public final class Label: Widget {
     public init(_ text: String) { super.init(GPointer(gtk_label_new(text))) }
     public func set(_ text: String) { gtk_label_set_text(g.typed(), text) }
     public func wrap() { gtk_label_set_wrap(g.typed(), 1); gtk_label_set_xalign(g.typed(), 0) }
+    /// At most `n` characters wide when the label asks for its natural width (it still fills the
+    /// width it is given): a wrapped label whose text changes then never widens its window.
+    public func maxWidthChars(_ n: Int32) { gtk_label_set_max_width_chars(g.typed(), n) }
 }
 
 public final class Button: Widget {
@@ -238,6 +241,73 @@ public final class MessageDialog: Widget {
     public func present() { gtk_window_present(g.typed()) }
 }
 
+/// GtkDrawingArea drawn with cairo, with a pointer drag (GtkGestureDrag) and keys (a focusable
+/// widget): what the pattern grid is made of.
+public final class DrawingArea: Widget {
+    public init(width: Int32, height: Int32) {
+        super.init(GPointer(gtk_drawing_area_new()))
+        gtk_drawing_area_set_content_width(g.typed(), width)
+        gtk_drawing_area_set_content_height(g.typed(), height)
+        gtk_widget_set_focusable(widget, 1)
+        gtk_widget_set_can_focus(widget, 1)
+    }
+    /// Draws with cairo: (cairo context, width, height).
+    public func onDraw(_ body: @escaping (Cairo, Double, Double) -> Void) {
+        let data = Unmanaged.passRetained(Signals.Box(body) as AnyObject).toOpaque()
+        let draw: @convention(c) (UnsafeMutablePointer<GtkDrawingArea>?, OpaquePointer?, Int32, Int32, gpointer?) -> Void = { _, cr, w, h, data in
+            guard let cr, let data, let box = Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? Signals.Box<(Cairo, Double, Double) -> Void> else { return }
+            box.body(Cairo(cr), Double(w), Double(h))
+        }
+        let destroy: GDestroyNotify = { data in
+            guard let data else { return }
+            Unmanaged<AnyObject>.fromOpaque(data).release()
+        }
+        gtk_drawing_area_set_draw_func(g.typed(), draw, data, destroy)
+    }
+    public func redraw() { gtk_widget_queue_draw(widget) }
+    /// A pointer (or touch) drag: begin at (x, y), then each move at (x, y) in the widget, then end.
+    public func onDrag(begin: @escaping (Double, Double) -> Void, update: @escaping (Double, Double) -> Void, end: @escaping () -> Void) {
+        guard let gesture = gtk_gesture_drag_new() else { return }
+        var start = (0.0, 0.0)
+        let gg = GPointer(gesture)
+        // Claimed at once: AdwMessageDialog puts its content in a GtkWindowHandle, whose own
+        // drag would otherwise take the pointer and move the window instead of drawing.
+        Signals.connectPoint(gg, "drag-begin") { x, y in
+            _ = gtk_gesture_set_state(gg.typed(), GTK_EVENT_SEQUENCE_CLAIMED)
+            start = (x, y); begin(x, y)
+        }
+        Signals.connectPoint(gg, "drag-update") { dx, dy in update(start.0 + dx, start.1 + dy) }
+        Signals.connectPoint(gg, "drag-end") { _, _ in end() }
+        gtk_widget_add_controller(widget, gg.typed())
+    }
+    /// A key pressed while the widget has the focus: its Unicode character (0 if none); true
+    /// when handled.
+    public func onKey(_ body: @escaping (UInt32) -> Bool) {
+        guard let controller = gtk_event_controller_key_new() else { return }
+        let data = Unmanaged.passRetained(Signals.Box(body) as AnyObject).toOpaque()
+        let trampoline: @convention(c) (gpointer?, guint, guint, GdkModifierType, gpointer?) -> gboolean = { _, keyval, _, _, data in
+            guard let data, let box = Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? Signals.Box<(UInt32) -> Bool> else { return 0 }
+            return box.body(gdk_keyval_to_unicode(keyval)) ? 1 : 0
+        }
+        let cg = GPointer(controller)
+        _ = biounlock_gtk_connect(cg.raw, "key-pressed", unsafeBitCast(trampoline, to: GCallback.self), data, Signals.release)
+        gtk_widget_add_controller(widget, cg.typed())
+    }
+}
+
+/// The cairo context a draw function gets (only what the grid uses).
+public struct Cairo {
+    let cr: OpaquePointer
+    init(_ cr: OpaquePointer) { self.cr = cr }
+    public func colour(_ r: Double, _ g: Double, _ b: Double, _ a: Double = 1) { cairo_set_source_rgba(cr, r, g, b, a) }
+    public func circle(_ x: Double, _ y: Double, _ radius: Double) { cairo_new_sub_path(cr); cairo_arc(cr, x, y, radius, 0, 2 * Double.pi) }
+    public func move(_ x: Double, _ y: Double) { cairo_move_to(cr, x, y) }
+    public func line(_ x: Double, _ y: Double) { cairo_line_to(cr, x, y) }
+    public func lineWidth(_ w: Double) { cairo_set_line_width(cr, w); cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND); cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND) }
+    public func fill() { cairo_fill(cr) }
+    public func stroke() { cairo_stroke(cr) }
+}
+
 /// AdwApplication: one instance per session (GApplication's uniqueness on the session bus).
 public final class Application {
     let g: GPointer
@@ -296,6 +366,17 @@ public enum Signals {
         let trampoline: @convention(c) (gpointer?, gboolean, gpointer?) -> gboolean = { _, value, data in
             guard let data, let box = Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? Box<(Bool) -> Bool> else { return 0 }
             return box.body(value != 0) ? 1 : 0
+        }
+        return UInt(biounlock_gtk_connect(instance.raw, signal, unsafeBitCast(trampoline, to: GCallback.self), data, release))
+    }
+
+    /// A signal with two gdouble arguments (GtkGestureDrag::drag-begin/-update/-end).
+    @discardableResult
+    public static func connectPoint(_ instance: GPointer, _ signal: String, _ body: @escaping (Double, Double) -> Void) -> UInt {
+        let data = Unmanaged.passRetained(Box(body) as AnyObject).toOpaque()
+        let trampoline: @convention(c) (gpointer?, gdouble, gdouble, gpointer?) -> Void = { _, x, y, data in
+            guard let data, let box = Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? Box<(Double, Double) -> Void> else { return }
+            box.body(x, y)
         }
         return UInt(biounlock_gtk_connect(instance.raw, signal, unsafeBitCast(trampoline, to: GCallback.self), data, release))
     }

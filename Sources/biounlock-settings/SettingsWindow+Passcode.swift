@@ -108,40 +108,77 @@ extension SettingsWindow {
         }, otherwise: {})
     }
 
-    /// Set (or change) the passcode: its kind (a PIN or a password), the Unix password first (as
-    /// passwd asks), then the new passcode twice. Checked here by the kind's own rules
-    /// (PasscodeKind, as the service checks it again) before anything is sent.
+    /// Set (or change) the passcode: its kind (a PIN, a password or a pattern drawn on the 3x3
+    /// grid, twice), the Unix password first (as passwd asks), then the new passcode twice.
+    /// Checked here by the kind's own rules (PasscodeKind, as the service checks it again)
+    /// before anything is sent.
     func setPINDialog() {
         let pinKind = ToggleButton(label: L("PIN"))
         let passwordKind = ToggleButton(label: L("Password"))
+        let patternKind = ToggleButton(label: L("Pattern"))
         passwordKind.join(pinKind)
-        pinKind.isActive = status?.passcode != "password"
+        patternKind.join(pinKind)
+        pinKind.isActive = status?.passcode != "password" && status?.passcode != "pattern"
         passwordKind.isActive = status?.passcode == "password"
+        patternKind.isActive = status?.passcode == "pattern"
         let kinds = Box(vertical: false)
         kinds.addCSSClass("linked")
         kinds.append(pinKind)
         kinds.append(passwordKind)
+        kinds.append(patternKind)
         let password = PasswordEntry(placeholder: L("Your password"))
         password.accessibleName(L("Your password"))
         let first = PasswordEntry(placeholder: L("New passcode"))
         first.accessibleName(L("New passcode"))
         let again = PasswordEntry(placeholder: L("New passcode again"))
         again.accessibleName(L("New passcode again"))
+        let grid = PatternGrid()
+        let gridLabel = Label(L("Draw a pattern of at least 4 points."))
+        gridLabel.wrap()
+        // Its text changes after each drawing; the longer ones (the mismatch) would otherwise
+        // widen the dialog and move the grid under the pointer before the next drawing (seen in
+        // settings-app.sh: the dots shifted 16-86 px and the next drag missed them).
+        gridLabel.maxWidthChars(24)
+        grid.onChange = { gridLabel.set($0) }
         let fields = Box(vertical: true, spacing: 6)
         fields.append(kinds)
         fields.append(password)
         fields.append(first)
         fields.append(again)
+        fields.append(grid.area)
+        fields.append(gridLabel)
+        let showKind = {
+            let pattern = patternKind.isActive
+            first.visible = !pattern
+            again.visible = !pattern
+            grid.area.visible = pattern
+            gridLabel.visible = pattern
+        }
+        showKind()
+        Signals.connect(patternKind.g, "toggled", showKind)
         let dialog = MessageDialog(parent: window, heading: L("Set a Passcode"),
-                                   body: L("A PIN (at least 4 digits) or a password (at least 6 characters), asked for when the reader cannot be used. Your password first, then the new passcode twice."))
+                                   body: L("A PIN (at least 4 digits), a password (at least 6 characters) or a pattern (at least 4 points), asked for when the reader cannot be used. Your password first, then the new passcode twice."))
         dialog.setExtraChild(fields)
         dialog.addResponse("cancel", L("Cancel"))
         dialog.addResponse("set", L("Set Passcode"), suggested: true)
         dialog.setCloseResponse("cancel")
         dialog.onResponse { [weak self] response in
             guard let self else { return }
-            let kind: PasscodeKind = passwordKind.isActive ? .password : .pin
-            let secrets = (SettingsWindow.take(password), SettingsWindow.take(first), SettingsWindow.take(again))
+            let kind: PasscodeKind = patternKind.isActive ? .pattern : passwordKind.isActive ? .password : .pin
+            var secrets = (SettingsWindow.take(password), SettingsWindow.take(first), SettingsWindow.take(again))
+            // The pattern's digits leave the grid as its Secret; the grid forgets them (and
+            // zeroes its path) whatever the answer, as the entries are cleared by take().
+            let drawn = grid.confirmed
+            grid.forget()
+            if kind == .pattern {
+                guard response == "set" else { return }
+                guard let drawn else {
+                    self.toasts.toast(L("Draw the pattern twice, the same both times; nothing was changed."))
+                    return
+                }
+                secrets.1 = drawn
+                secrets.2 = drawn
+            }
             guard response == "set", let proof = secrets.0, let new = secrets.1, let second = secrets.2 else { return }
             if let problem = kind.problem(with: new) {
                 self.toasts.toast(L("The passcode was not set: {problem}.", ["problem": problem]))
@@ -163,7 +200,7 @@ extension SettingsWindow {
             guard let self else { return }
             switch result {
             case .success:
-                self.toasts.toast(kind == .pin ? L("PIN set.") : L("Password set."))
+                self.toasts.toast(kind == .pin ? L("PIN set.") : kind == .pattern ? L("Pattern set.") : L("Password set."))
                 self.refresh()
                 self.recheckMissing()
             case .failure(let e):

@@ -121,6 +121,13 @@ in_sandbox '
     # The cancelled enrolment: its worker gone too (the service says no enrolment runs).
     sandbox_as "$USER_NAME" dbus-send --system --print-reply --dest=org.biounlock.Manager1 /org/biounlock/Manager1 \
         org.biounlock.Manager1.GetStatus string: >"$o/after-cancel.dbus" 2>&1
+    # The pattern drawn in the window with the pointer (1 -> 3 -> 9, which picks up 2 and 6) and confirmed with the keys:
+    # the service stores it, and sudo takes it typed as its digits (no finger is left).
+    scenario pattern "$2"
+    bio status --json >"$o/after-pattern.status.json" 2>&1
+    bio log --json --limit 1000 >"$o/after-pattern.events.json" 2>&1
+    run sudo-pattern "12369\n" /usr/bin/sudo -S -k id -u
+    run sudo-pattern-wrong "1236\n" /usr/bin/sudo -S -k id -u
 '  "$USER_" "$USER_PW" "$USER_PIN" "$USER_FINGER"
 
 r="$out/refuse/driver.results"
@@ -225,6 +232,28 @@ check "... and nothing was stored: no finger, and no enrolment left running in t
     eval '[ "$(user_field after-remove "$USER_" fingers)" = "[]" ] && grep -A1 "\"enrolling\"" "$out/after-cancel.dbus" | grep -q "boolean false"' \
     -- "$out/after-cancel.dbus"
 
+t="$out/pattern/driver.results"
+tlogs=("$t" "$out/pattern.log" "$out/pattern/app.err")
+tresult() { grep -qx "ok $1" "$t" 2>/dev/null; }
+check "Pattern: 'Change the Passcode' offers the Pattern kind, and the grid is an accessible object named 'Pattern grid' with how to use it (drag, or keys 1-9)" \
+    eval 'tresult pattern-kind-chosen && tresult pattern-grid-named' -- "${tlogs[@]}" "$out/pattern/pattern-dialog.tree"
+check "Pattern: a pointer drag (xdotool: button down on 1, moves to 3 and 9, button up) is taken; the window asks for it again" tresult pattern-first-drawn -- "${tlogs[@]}"
+check "Pattern: a different second drawing is refused in words (not the same), and drawing starts again" tresult pattern-mismatch-said -- "${tlogs[@]}"
+check "Pattern: the grid stays where it was after the mismatch (the message does not widen the dialog and move the dots from under the pointer)" \
+    tresult pattern-grid-stays -- "${tlogs[@]}" "$out/pattern/pattern-mismatch.tree"
+check "Pattern: a third drag (1 -> 3 -> 9 again) is taken; the window asks for it again; the grid has the keyboard focus" \
+    eval 'tresult pattern-drawn-after-mismatch && tresult pattern-grid-focused' -- "${tlogs[@]}"
+check "Pattern: confirmed with the keys 1, 3, 9 and Enter: 5 points (the typed line picked up 2 and 6, as the dragged one did); Enter does not answer the dialog" \
+    eval 'tresult pattern-confirmed-5-points && tresult pattern-enter-stays' -- "${tlogs[@]}" "$out/pattern/pattern-drawn.tree"
+check "Pattern: set; the passcode row says Pattern; nothing failed in the driver, no GLib/GTK warning" \
+    eval 'tresult pattern-set-shown && ! grep -q "^fail" "$t" && ! grep -qE "CRITICAL|WARNING" "$out/pattern/app.err"' -- "${tlogs[@]}" "$out/pattern/pattern-set.tree"
+check "Pattern: the service stored a pattern for $USER_ (status: passcode pattern)" \
+    eval '[ "$(user_field after-pattern "$USER_" passcode)" = "\"pattern\"" ]' -- "$out/after-pattern.status.json"
+check "Pattern: sudo takes it typed as the canonical digits 12369 (the module hashes the picked-up points too)" \
+    eval '[ "$(cat "$out/sudo-pattern.rc")" = 0 ] && grep -qx 0 "$out/sudo-pattern.out"' -- "$out/sudo-pattern.out" "$out/sudo-pattern.err"
+check "Pattern: and refuses 1236, a different pattern (the password is then asked; none typed)" \
+    eval '[ "$(cat "$out/sudo-pattern-wrong.rc")" != 0 ] && ! grep -qx 0 "$out/sudo-pattern-wrong.out"' -- "$out/sudo-pattern-wrong.out" "$out/sudo-pattern-wrong.err"
+
 check "data: the .desktop file passes desktop-file-validate (Settings category; keywords fingerprint, PIN, unlock)" \
     eval 'desktop-file-validate "$repo/data/applications/org.biounlock.Settings.desktop" >"$out/desktop.txt" 2>&1 &&
           grep -qx "Categories=GTK;Settings;Security;" "$repo/data/applications/org.biounlock.Settings.desktop" &&
@@ -245,6 +274,9 @@ cp "$out/pin/pin-dialog.png" "$BUILD_DIR/screenshots/settings-pin-dialog.png" 2>
 cp "$out/pin/pin-set.png" "$BUILD_DIR/screenshots/settings-pin-set.png" 2>/dev/null
 cp "$out/enrol/enrolling.png" "$BUILD_DIR/screenshots/settings-enrolling.png" 2>/dev/null
 cp "$out/enrol/on.png" "$BUILD_DIR/screenshots/settings-on.png" 2>/dev/null
+cp "$out/pattern/pattern-dialog.png" "$BUILD_DIR/screenshots/settings-pattern-dialog.png" 2>/dev/null
+cp "$out/pattern/pattern-drawn.png" "$BUILD_DIR/screenshots/settings-pattern.png" 2>/dev/null
+cp "$out/pattern/pattern-mismatch.png" "$BUILD_DIR/screenshots/settings-pattern-mismatch.png" 2>/dev/null
 cp "$out/refuse-de/refused.png" "$BUILD_DIR/screenshots/settings-refused-de.png" 2>/dev/null
 callers_host_after
 finish

@@ -47,7 +47,7 @@ public enum Pattern {
     }
 
     /// The point a straight line from `a` to `b` jumps over, if any.
-    static func midpoint(_ a: Int, _ b: Int) -> Int? {
+    public static func midpoint(_ a: Int, _ b: Int) -> Int? {
         let (ra, ca) = ((a - 1) / 3, (a - 1) % 3)
         let (rb, cb) = ((b - 1) / 3, (b - 1) % 3)
         guard (ra + rb) % 2 == 0, (ca + cb) % 2 == 0 else { return nil }

@@ -71,7 +71,10 @@ extension Secret: CustomStringConvertible, CustomDebugStringConvertible {
 
 /// Zeroes an array of bytes in place (for transient buffers that held secret input).
 public func wipe(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { raw in
-        if let base = raw.baseAddress { sodium_memzero(base, raw.count) }
-    }
+    bytes.withUnsafeMutableBytes { wipe($0) }
+}
+
+/// Zeroes the memory of a buffer (any array's bytes: `array.withUnsafeMutableBytes { wipe($0) }`).
+public func wipe(_ raw: UnsafeMutableRawBufferPointer) {
+    if let base = raw.baseAddress { sodium_memzero(base, raw.count) }
 }

@@ -318,6 +318,96 @@ try:
         act(wait_for("the Set Passcode button", named("push button", "Set Passcode", exact=False)))
         shown = wait_for("the row saying Password", lambda: named("dialog", "Set a Passcode")() is None and named("label", "Password")(), seconds=20)
         note(shown is not None, "password-set-shown", "the passcode row does not say Password")
+    if scenario == "pattern":
+        # The 3x3 pattern (seed 004), drawn with the pointer: Change the Passcode, the Pattern
+        # kind, the password, then drags by xdotool (button down on point 1, moves to 3 and on
+        # to 9, button up) -- the line passes over 2 and 6, which it picks up; a different
+        # second drawing; then 1 -> 3 -> 9 drawn again and confirmed with the keys 1, 3, 9, Enter.
+        act(wait_for("the Change button", named("push button", "Change the Passcode"), seconds=20))
+        kind = wait_for("the Pattern kind", named("push button", "Pattern"), seconds=10)
+        act(kind)
+        chosen = wait_for("Pattern chosen", lambda: chosen_state(kind) and kind, seconds=5)
+        note(chosen is not None, "pattern-kind-chosen", "the Pattern kind could not be chosen")
+        def the_grid():
+            for a in walk(application()):
+                try:
+                    if a.name == "Pattern grid":   # (GTK 4.8 sets no showing state on it)
+                        return a
+                except Exception:
+                    continue
+            return None
+        grid = wait_for("the grid", the_grid, seconds=10)
+        snapshot("pattern-dialog")
+        if not note(grid is not None and grid.description.startswith("Drag over the points"), "pattern-grid-named",
+                    "no accessible named 'Pattern grid' with its description"):
+            raise SystemExit(1)
+        type_into(wait_for("the field Your password", named("password text", "Your password"), seconds=10), password)
+        x, y, w, h = grid.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+        # GTK 4 on X11 does not know where its windows are: the extents are relative to the
+        # dialog's own X window (asked for so: screen coordinates would make GTK warn "Screen
+        # coordinates not supported"). Its place on the screen comes from X: the visible window
+        # of the app furthest from the corner.
+        def geometry(wid):
+            g = subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid], capture_output=True, text=True, timeout=10).stdout
+            v = dict(l.split("=", 1) for l in g.split() if "=" in l)
+            return int(v.get("X", 0)), int(v.get("Y", 0))
+        def origin():
+            wids = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "."], capture_output=True, text=True, timeout=10).stdout.split()
+            places = [geometry(w_) for w_ in wids]
+            results.write("# grid extents %s, windows %s\n" % ((x, y, w, h), places))
+            return max(places, key=lambda p: p[0] + p[1]) if places else (0, 0)
+        side = min(w, h)
+
+        o = [0, 0]
+
+        def centre(p):
+            r, c = (p - 1) // 3, (p - 1) % 3
+            return int(o[0] + x + (w - side) / 2 + (c + 0.5) * side / 3), int(o[1] + y + (h - side) / 2 + (r + 0.5) * side / 3)
+
+        def drag(points):
+            o[:] = origin()   # (the dialog moves when its text changes)
+            args = ["xdotool", "mousemove", *map(str, centre(points[0])), "mousedown", "1"]
+            for a, b in zip(points, points[1:]):
+                (ax, ay), (bx, by) = centre(a), centre(b)
+                for i in range(1, 11):   # the pointer moves, as a hand does, in steps
+                    args += ["mousemove", str(ax + (bx - ax) * i // 10), str(ay + (by - ay) * i // 10), "sleep", "0.02"]
+            args += ["mouseup", "1"]
+            subprocess.run(args, timeout=30)
+
+        def extents():
+            return tuple(grid.queryComponent().getExtents(pyatspi.WINDOW_COORDS))
+
+        drag([1, 3, 9])
+        again = wait_for("the request to draw again", named("label", "Draw the same pattern again to confirm."), seconds=10)
+        note(again is not None, "pattern-first-drawn", "no 'Draw the same pattern again' after the first drag")
+        # A different drawing is refused with the reason, and the grid stays where it was (a
+        # longer message once widened the dialog and moved the dots from under the pointer).
+        time.sleep(0.6)   # (not a double click: GTK's double-click time is 400 ms)
+        drag([7, 8, 9, 6])
+        differ = wait_for("the mismatch", named("label", "The two patterns are not the same. Draw a new pattern."), seconds=10)
+        note(differ is not None, "pattern-mismatch-said", "no mismatch said after a different second drawing")
+        snapshot("pattern-mismatch")
+        note(extents() == (x, y, w, h), "pattern-grid-stays", "the grid moved after the mismatch: %s, was %s" % (extents(), (x, y, w, h)))
+        # Drawn again with the pointer, then confirmed with the keys (keyboard-only use): 1, 3
+        # and 9 typed pick up 2 and 6 as the line did.
+        time.sleep(0.6)
+        drag([1, 3, 9])
+        redrawn = wait_for("the request to draw again", named("label", "Draw the same pattern again to confirm."), seconds=10)
+        note(redrawn is not None, "pattern-drawn-after-mismatch", "no 'Draw the same pattern again' after drawing once more")
+        note(wait_for("the grid focused", lambda: state(grid, pyatspi.STATE_FOCUSED), seconds=5) is not None,
+             "pattern-grid-focused", "the grid does not have the keyboard focus after the drag")
+        Atspi.generate_keyboard_event(0, "139", Atspi.KeySynthType.STRING)
+        Atspi.generate_keyboard_event(0xff0d, None, Atspi.KeySynthType.SYM)   # Return
+        confirmed = wait_for("the confirmation", named("label", "Pattern confirmed: 5 points."), seconds=10)
+        note(confirmed is not None, "pattern-confirmed-5-points",
+             "no 'Pattern confirmed: 5 points.' (1 -> 3 -> 9 picks up 2 and 6)")
+        note(named("dialog", "Set a Passcode")() is not None, "pattern-enter-stays",
+             "Enter on the grid answered the dialog (it should only end the drawing)")
+        snapshot("pattern-drawn")
+        act(wait_for("the Set Passcode button", named("push button", "Set Passcode", exact=False)))
+        shown = wait_for("the row saying Pattern", lambda: named("dialog", "Set a Passcode")() is None and named("label", "Pattern")(), seconds=20)
+        note(shown is not None, "pattern-set-shown", "the passcode row does not say Pattern")
+        snapshot("pattern-set")
     note(proc.poll() is None, "app-still-running", "the app ended (status %s)" % proc.returncode)
 finally:
     if proc.poll() is None:
