@@ -43,6 +43,9 @@ final class SettingsWindow {
     var status: AccountStatus?
     /// When `status` arrived (its authenticatedFor counts from then).
     var statusAt: Int64 = 0
+    /// While a lockout lifts by itself: ticks each second so that its row counts down, and says
+    /// "Not locked" once its time is up.
+    var countdown: RepeatingTimer?
 
     init(application: Application) {
         window = ApplicationWindow(application: application)
@@ -222,10 +225,35 @@ final class SettingsWindow {
             passcodeRow.addSuffix(remove)
         }
         passcodeGroup.add(passcodeRow)
+        showLockouts(s)
+        requiredRow.subtitle = Texts.passcodeRequired(s.passcodeRequired)
+        countdown?.cancel()
+        countdown = nil
+        if [s.biometricLockout, s.passcodeLockout].contains(where: { $0.locked && $0.until > 0 }) {
+            countdown = RepeatingTimer(seconds: 1) { [weak self] in self?.tick() ?? false }
+        }
+    }
+
+    func showLockouts(_ s: AccountStatus) {
         let now = SystemClock().now()
         fingerLockRow.subtitle = Texts.lockout(s.biometricLockout, now: now)
         passcodeLockRow.subtitle = Texts.lockout(s.passcodeLockout, now: now)
-        requiredRow.subtitle = Texts.passcodeRequired(s.passcodeRequired)
+    }
+
+    /// One second of a lockout's countdown: the lockout rows again (nothing else is redrawn, so
+    /// a row the user is about to press stays put). A lockout with a time lifts at that time --
+    /// the service's rule (Lockouts) -- so it is shown lifted then without asking the service.
+    /// False ends the ticking.
+    func tick() -> Bool {
+        guard var s = status else { return false }
+        let now = SystemClock().now()
+        for lockout in [\AccountStatus.biometricLockout, \AccountStatus.passcodeLockout]
+        where s[keyPath: lockout].locked && s[keyPath: lockout].until > 0 && s[keyPath: lockout].until <= now {
+            s[keyPath: lockout] = .open
+        }
+        status = s
+        showLockouts(s)
+        return [s.biometricLockout, s.passcodeLockout].contains { $0.locked && $0.until > 0 }
     }
 
     /// Nothing to show: the service cannot be reached, or answered what cannot be read.

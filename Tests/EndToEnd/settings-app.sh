@@ -42,10 +42,11 @@ trap 'exit 130' INT TERM HUP
 callers_setup
 sandbox_add_user "$USER_" "$USER_UID" "$USER_PW"
 # One wrong finger locks the finger out (bio_lockout=1), for sudo's module and for the service
-# alike, so that the window's lockout row has something to say.
-export SANDBOX_MODULE_ARGS="bio_lockout=1"
+# alike, so that the window's lockout row has something to say; two wrong PINs lock the passcode
+# for a minute (passcode_lockout=2), so that its row has a countdown to show.
+export SANDBOX_MODULE_ARGS="bio_lockout=1 passcode_lockout=2"
 sandbox_write_config
-printf 'bio_lockout = 1\n' >"$SANDBOX_DIR/etc/biounlock.conf"
+printf 'bio_lockout = 1\npasscode_lockout = 2\n' >"$SANDBOX_DIR/etc/biounlock.conf"
 chmod 0644 "$SANDBOX_DIR/etc/biounlock.conf"
 
 # One namespace, one system bus, one polkitd and one biounlockd for every scenario; each
@@ -114,6 +115,12 @@ in_sandbox '
     run sudo-wrong "" /usr/bin/sudo -S -k id -u
     sandbox_touch_end 3
     bio --config "$SANDBOX_DIR/etc/biounlock.conf" status --json >"$o/after-wrong.status.json" 2>&1
+    # Two wrong PINs at sudo (each handed on to pam_unix, which refuses it too): the passcode is
+    # locked for a minute.
+    wrong_pin=9753; [ "$3" = 9753 ] && wrong_pin=8642
+    run sudo-wrong-pin-1 "$wrong_pin\n" /usr/bin/sudo -S -k id -u
+    run sudo-wrong-pin-2 "$wrong_pin\n" /usr/bin/sudo -S -k id -u
+    bio --config "$SANDBOX_DIR/etc/biounlock.conf" status --json >"$o/after-wrong-pins.status.json" 2>&1
     # The finger removed from the window.
     scenario remove "$2"
     bio status --json >"$o/after-remove.status.json" 2>&1
@@ -211,6 +218,11 @@ check "a wrong finger at sudo (bio_lockout=1): the service's status says the fin
     eval '[ "$(user_field after-wrong "$USER_" biometric_lockout.locked)" = true ]' -- "$out/after-wrong.status.json" "$out/sudo-wrong.out" "$out/sudo-wrong.err"
 check "... and the window's Fingerprint Lockout row says Locked, and what clears it (the passcode first)" \
     eval 'grep -qx "ok lockout-shown" "$m"' -- "$m" "$out/remove/lockout.tree"
+check "two wrong PINs at sudo (passcode_lockout=2): the service's status says the passcode is locked for a time" \
+    eval '[ "$(user_field after-wrong-pins "$USER_" passcode_lockout.locked)" = true ] && [ "$(cat "$out/sudo-wrong-pin-2.rc")" != 0 ]' \
+    -- "$out/after-wrong-pins.status.json" "$out/sudo-wrong-pin-1.out" "$out/sudo-wrong-pin-2.out"
+check "... and the window's Passcode Lockout row counts down the time left, second by second" \
+    eval 'grep -qx "ok lockout-counts-down" "$m"' -- "$m" "$out/remove/countdown.tree"
 check "Remove a finger: its row's button (named 'Remove Right index finger') asks for the password, then the row is gone" \
     eval '( for n in remove-button remove-asks-password remove-done; do grep -qx "ok $n" "$m" || exit 1; done ) && ! grep -q "^fail" "$m"' \
     -- "$m" "$out/remove.log" "$out/remove/app.err" "$out/remove/removed.tree"

@@ -265,10 +265,20 @@ try:
         snapshot("on")
     if scenario == "remove":
         # The lockout a wrong finger left (bio_lockout=1): the time left and what ends it sooner.
-        locked = wait_for("the lockout", named("label", "Locked", exact=False), seconds=10)
+        locked = wait_for("the lockout", named("label", "Locked until cleared by", exact=False), seconds=10)
         note(locked is not None and locked.name.startswith("Locked") and "entering your passcode" in locked.name, "lockout-shown",
              "the lockout row says %r" % (locked.name if locked else None))
         snapshot("lockout")
+        # The passcode's lockout (two wrong PINs at sudo) lifts by itself within the minute: its
+        # row counts down without the window asking the service again.
+        first = wait_for("the passcode countdown", named("label", "s left", exact=False), seconds=10)
+        before = first.name if first is not None else None
+        time.sleep(2.5)
+        later = named("label", "s left", exact=False)()
+        after = later.name if later is not None else None
+        note(before is not None and after is not None and before != after and before.startswith("Locked: ")
+             and after.startswith("Locked: "), "lockout-counts-down", "the passcode lockout row said %r, then %r" % (before, after))
+        snapshot("countdown")
         # The finger the app enrolled, removed from its row (a new connection: the password first).
         remove = wait_for("the remove button", named("push button", "Remove Right index finger"), seconds=20)
         note(remove is not None, "remove-button", "no button named 'Remove Right index finger'")
