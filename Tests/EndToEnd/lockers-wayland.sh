@@ -82,8 +82,9 @@ sandbox_run '
 check "setup: $USER_ enrols, sets a PIN, enables biometric unlock" test $? -eq 0 -- "$out/setup.log"
 
 # ---- sway (headless) and swaylock ----
+# (SANDBOX_PRIVATE_RUN: a private tmpfs on /run, so /run/user exists whatever the host has.)
 cp "$here/lockers/wayland-session.sh" "$SANDBOX_DIR/run/wayland-session.sh"
-sandbox_run '
+SANDBOX_PRIVATE_RUN=1 sandbox_run '
     mount --bind "$SANDBOX_DIR/etc-security" /etc/security || exit 1
     LOCKERS_DEBUG=${LOCKERS_DEBUG:-} timeout -k 5 240 unshare --pid --fork --mount-proc bash -c "source \"\$SANDBOX_LIB\"; source \"\$SANDBOX_DIR/run/wayland-session.sh\" \"\$@\"" \
         wayland-session "$@" >"$SANDBOX_DIR/out/wayland-session.log" 2>&1
