@@ -226,6 +226,62 @@ else
     fail "sandbox: tmux is installed (./scripts/deps)"
 fi
 
+# ---------------------------------------------------------------- sudo and su in a GNU screen window
+# screen (issue 33, item 5): the same as tmux. A window is a terminal (its pty) in the environment
+# screen was started with; screen has no update-environment at all, so a session started from an
+# SSH login keeps SSH_CONNECTION in every window, whoever attaches later and from where. su there
+# keeps it: biounlock takes the session as remote and steps aside (pam_unix's prompt). sudo
+# (env_reset) does not see it: biounlock's prompt, as in tmux. The session is detached (-dm);
+# `-X stuff` types into its window and `-X hardcopy` reads it. SCREENDIR: a 0700 directory of the
+# user's own (screen refuses any other), gone at the end. (hardcopy drops the blanks at a line's
+# end: the prompts are looked for without their last space.)
+# screen_run NAME HOW USER CMD SECRET [ENV=VALUE...]: as tmux_run.
+screen_run() {
+    in_sandbox '
+        name=$1 how=$2 user=$3 cmd=$4 secret=$5 finger=$6; shift 6
+        o="$SANDBOX_DIR/out/$name"
+        dir=$(mktemp -d /tmp/biounlock-screen.XXXXXX) && chown "$user" "$dir" && chmod 0700 "$dir" || exit 1
+        s() { sandbox_as "$user" env SCREENDIR="$dir" screen -S x "$@"; }
+        window_has() {
+            local i=0
+            while [ $i -lt 200 ]; do
+                s -p 0 -X hardcopy -h "$dir/window" && grep -q -- "$1" "$dir/window" 2>/dev/null && return 0
+                sleep 0.1; i=$((i + 1))
+            done
+            return 1
+        }
+        echo 1 >"$o.rc"
+        SANDBOX_CMD_TIMEOUT=5 sandbox_as "$user" env SCREENDIR="$dir" "$@" screen -c /dev/null -dmS x sh -c "$cmd; sleep 60"
+        if window_has ": *\$"; then
+            case $how in
+                touch) sandbox_touch "$finger" >"$o.touch" 2>&1 ;;
+                type) s -p 0 -X stuff "$secret"$'"'"'\r'"'"' ;;
+            esac
+            window_has "RESULT-" && echo 0 >"$o.rc"
+        fi
+        s -p 0 -X hardcopy -h "$dir/window"; cp "$dir/window" "$o.txt" 2>/dev/null
+        s -X quit 2>/dev/null
+        rm -rf -- "$dir"
+        :' "$@"
+}
+if command -v screen >/dev/null 2>&1; then
+    STALE_SSH="SSH_CONNECTION=203.0.113.9 50022 192.0.2.1 22"
+    # shellcheck disable=SC2016
+    {
+    screen_run screen-sudo touch "$ALICE" "sudo -k sh -c 'echo RESULT-uid=\$(id -u)'" - "$ALICE_FINGER"
+    screen_run screen-su-ssh type "$BOB" "su $ALICE -c 'echo RESULT-user=\$(id -un)'" "$ALICE_PW" - "$STALE_SSH"
+    screen_run screen-sudo-ssh type "$ALICE" "sudo -k sh -c 'echo RESULT-uid=\$(id -u)'" "$ALICE_PIN" - "$STALE_SSH"
+    }
+    check "screen: sudo in a window of a session started locally: '$SUDO_PROMPT', and a touch runs the command" \
+        eval 'rc_is screen-sudo 0 && saw screen-sudo "${SUDO_PROMPT% }" && saw screen-sudo "RESULT-uid=0" && lacks screen-sudo "[sudo] password for"' -- "$out/screen-sudo.txt" "$out/screen-sudo.rc"
+    check "screen: su in a window of a session started from an SSH login (SSH_CONNECTION kept): nothing of biounlock, pam_unix's '$UNIX_PROMPT', and the Unix password" \
+        eval 'rc_is screen-su-ssh 0 && saw screen-su-ssh "${UNIX_PROMPT% }" && saw screen-su-ssh "RESULT-user=$ALICE" && lacks_re screen-su-ssh "$BIOUNLOCK_WORDS_RE"' -- "$out/screen-su-ssh.txt" "$out/screen-su-ssh.rc"
+    check "screen: sudo in such a window does not see SSH_CONNECTION (env_reset): biounlock's prompt, and the PIN runs the command (only logind can mark that session remote)" \
+        eval 'rc_is screen-sudo-ssh 0 && saw screen-sudo-ssh "${SUDO_PROMPT% }" && saw screen-sudo-ssh "RESULT-uid=0"' -- "$out/screen-sudo-ssh.txt" "$out/screen-sudo-ssh.rc"
+else
+    fail "sandbox: screen is installed (./scripts/deps)"
+fi
+
 # ---------------------------------------------------------------- login
 LOGIN_USER=$BOB login_as login-infra '=: $' ">$BOB_PW"
 login_as login-touch '=: $' "!$ALICE_FINGER"

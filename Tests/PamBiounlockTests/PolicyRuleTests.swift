@@ -310,6 +310,32 @@ final class PolicyRuleTests: ModuleTestCase {
         XCTAssertEqual(try fixture.authenticate(touches: [touch]).code, "PAM_SUCCESS")
     }
 
+    /// Issue 33: a closed lid covers the built-in reader, not one in a dock. Through the built
+    /// module: a supported reader on a removable USB port (a fake sysfs tree) is asked for and
+    /// a touch succeeds; the same reader on a fixed port is skipped.
+    func testClosedLidAsksForAReaderOnARemovableUSBPort() throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: fixture.dir + "/lid/LID0", withIntermediateDirectories: true)
+        try "state:      closed\n".write(toFile: fixture.dir + "/lid/LID0/state", atomically: true, encoding: .utf8)
+        try "# Supported by libfprint driver goodixmoc\nusb:v27C6p609C*\n ID_AUTOSUSPEND=1\n"
+            .write(toFile: fixture.dir + "/hwdb", atomically: true, encoding: .utf8)
+        try fm.createDirectory(atPath: fixture.dir + "/usb/3-1", withIntermediateDirectories: true)
+        for (file, value) in [("idVendor", "27c6"), ("idProduct", "609c"), ("removable", "removable")] {
+            try (value + "\n").write(toFile: fixture.dir + "/usb/3-1/" + file, atomically: true, encoding: .utf8)
+        }
+        let paths = "lid_usb_path=\(fixture.dir)/usb lid_reader_ids=\(fixture.dir)/hwdb"
+        try fixture.service("policy=biometrics timeout=120 \(paths)")
+        let docked = try fixture.authenticate(touches: [touch])
+        XCTAssertEqual(docked.code, "PAM_SUCCESS", "the reader in the dock is not under the lid")
+        XCTAssertFalse(docked.messages.contains("INFO: Fingerprint skipped: the lid is closed."), "\(docked.messages)")
+
+        try "fixed\n".write(toFile: fixture.dir + "/usb/3-1/removable", atomically: true, encoding: .utf8)
+        let t = try fixture.authenticate(touches: [], timeout: 30)
+        XCTAssertFalse(t.raw.timedOut, "no waiting for a touch")
+        XCTAssertEqual(t.code, "PAM_AUTHINFO_UNAVAIL")
+        XCTAssertEqual(t.messages, ["INFO: Fingerprint skipped: the lid is closed."], "the built-in reader is under the lid")
+    }
+
     func testReasonSetsThePromptAndSpacesNeedBrackets() throws {
         try fixture.service("[reason=Approve %s with your finger]")
         let t = try fixture.authenticate(touches: [touch])

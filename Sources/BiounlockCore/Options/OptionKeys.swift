@@ -118,6 +118,14 @@ extension Options {
             guard let v, isAbsolutePath(v) else { return false }
             o.lidPath = v; return true
         },
+        OptionKey(name: "lid_usb_path", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.lidUSBPath = v; return true
+        },
+        OptionKey(name: "lid_reader_ids", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.lidReaderIDsPath = v; return true
+        },
         OptionKey(name: "logind_path", accepts: "an absolute path") { o, v in
             guard let v, isAbsolutePath(v) else { return false }
             o.logindPath = v; return true

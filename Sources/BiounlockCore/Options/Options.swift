@@ -91,6 +91,11 @@ public struct Options: Equatable, Sendable {
     public var lid: LidRule = .skip
     /// Where lid switches are read (one directory per lid, each with a `state` file).
     public var lidPath: String = "/proc/acpi/button/lid"
+    /// Where USB devices are read (`*/idVendor`, `*/idProduct`, `*/removable`): a reader on a
+    /// removable port is not under the lid (SessionProbe.externalReader).
+    public var lidUSBPath: String = "/sys/bus/usb/devices"
+    /// The USB ids of fingerprint readers: libfprint's udev hwdb ("Supported by libfprint driver").
+    public var lidReaderIDsPath: String = "/lib/udev/hwdb.d/60-autosuspend-libfprint-2.hwdb"
     /// Where systemd-logind keeps its session files (REMOTE=1 marks a remote session).
     public var logindPath: String = "/run/systemd/sessions"
     /// Audit events older than this (seconds) are pruned.

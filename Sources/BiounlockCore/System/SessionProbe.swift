@@ -27,7 +27,8 @@ public enum SessionProbe {
     public static func facts(rhost: String, tty: String = "", environment: (String) -> String?, options: Options,
                              hostname: String? = SessionProbe.hostname()) -> SessionFacts {
         SessionFacts(remote: remoteReason(rhost: rhost, tty: tty, environment: environment, logindPath: options.logindPath, hostname: hostname),
-                     lidClosed: lidClosed(at: options.lidPath))
+                     lidClosed: lidClosed(at: options.lidPath)
+                        && externalReader(usbPath: options.lidUSBPath, readerIDsPath: options.lidReaderIDsPath) == nil)
     }
 
     public static func remoteReason(rhost: String, tty: String = "", environment: (String) -> String?, logindPath: String,
@@ -126,6 +127,94 @@ public enum SessionProbe {
             return seen < 16
         }
         return closed
+    }
+
+    /// The USB device name (e.g. "3-1.2") of a fingerprint reader plugged into a removable port
+    /// -- not a built-in one, so not under the lid -- or nil. Read only when a lid reads closed.
+    ///
+    /// A reader is a USB device under `usbPath` whose idVendor:idProduct libfprint's udev hwdb
+    /// (`readerIDsPath`) lists as supported; it is external when its `removable` attribute, or
+    /// that of a hub above it (a dock), reads "removable". That word is the firmware's (ACPI
+    /// _UPC/_PLD): ports it does not describe read "unknown", and a reader there counts as
+    /// built-in, as before -- the lid then skips it, and `lid=ignore` is the way out. Readers on
+    /// SPI or I2C are built in. Whatever these files say only decides whether the finger is
+    /// asked for while the lid is closed; nothing is granted by them. Bounded: at most 256
+    /// entries, a 64 KiB id list, and hubs 7 deep.
+    public static func externalReader(usbPath: String, readerIDsPath: String) -> String? {
+        guard let bytes = FileSystem.readRegularFile(readerIDsPath, limit: 64 * 1024) else { return nil }
+        let ids = readerIDs(hwdb: String(decoding: bytes, as: UTF8.self))
+        guard !ids.isEmpty else { return nil }
+        var seen = 0
+        var found: String?
+        Directory.forEachEntry(in: usbPath) { name in
+            seen += 1
+            if isUSBDeviceName(name), let id = usbID(usbPath + "/" + name), ids.contains(id),
+               onRemovablePort(name, usbPath: usbPath) {
+                found = name
+                return false
+            }
+            return seen < 256
+        }
+        return found
+    }
+
+    /// "vvvv:pppp" (lower-case hex) of each `usb:vVVVVpPPPP*` line in the sections of a libfprint
+    /// hwdb headed "# Supported by libfprint driver ..." (not those after "# Known unsupported").
+    static func readerIDs(hwdb: String) -> [String] {
+        var ids: [String] = []
+        var supported = false
+        for line in hwdb.split(separator: "\n", omittingEmptySubsequences: true) {
+            let bytes = Array(line.utf8)
+            if bytes.first == 0x23 {   // "#"
+                if line.hasPrefix("# Supported by libfprint driver") { supported = true }
+                else if line.hasPrefix("# Known unsupported") { supported = false }
+                continue
+            }
+            // usb:v08FFp1600*
+            guard supported, bytes.count >= 15, line.hasPrefix("usb:v"), bytes[9] == 0x70 /* p */ else { continue }
+            let vendor = bytes[5..<9], product = bytes[10..<14]
+            guard vendor.allSatisfy(isHexDigit), product.allSatisfy(isHexDigit) else { continue }
+            ids.append(asciiLowercased(String(decoding: vendor, as: UTF8.self) + ":" + String(decoding: product, as: UTF8.self)))
+            if ids.count >= 4096 { break }
+        }
+        return ids
+    }
+
+    /// A USB device's name in sysfs: BUS-PORT[.PORT...] ("3-1", "3-1.2"); not a root hub
+    /// ("usb3") nor an interface ("3-1:1.0").
+    static func isUSBDeviceName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard bytes.count <= 32, let dash = bytes.firstIndex(of: 0x2d), dash > 0, dash < bytes.count - 1 else { return false }
+        return bytes[..<dash].allSatisfy(isDigit)
+            && bytes[(dash + 1)...].allSatisfy { isDigit($0) || $0 == 0x2e }
+            && bytes.last.map(isDigit) == true
+    }
+
+    /// "vvvv:pppp" from a USB device directory's idVendor and idProduct, or nil.
+    static func usbID(_ directory: String) -> String? {
+        guard case .success(let vendor) = readSmallFile(directory + "/idVendor"),
+              case .success(let product) = readSmallFile(directory + "/idProduct") else { return nil }
+        let v = OptionParser.trim(withoutNewlines(vendor)), p = OptionParser.trim(withoutNewlines(product))
+        guard v.utf8.count == 4, p.utf8.count == 4, v.utf8.allSatisfy(isHexDigit), p.utf8.allSatisfy(isHexDigit) else { return nil }
+        return asciiLowercased(v + ":" + p)
+    }
+
+    /// Whether the device `name` or a hub above it ("3-1.2" -> "3-1") sits on a port the
+    /// firmware calls removable.
+    static func onRemovablePort(_ name: String, usbPath: String) -> Bool {
+        var current = Substring(name)
+        for _ in 0..<7 {
+            if case .success(let text) = readSmallFile(usbPath + "/" + current + "/removable"),
+               OptionParser.trim(withoutNewlines(text)) == "removable" { return true }
+            guard let dot = current.lastIndex(of: ".") else { return false }
+            current = current[..<dot]
+        }
+        return false
+    }
+
+    static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
     }
 
     static func asciiLowercased(_ text: String) -> String {

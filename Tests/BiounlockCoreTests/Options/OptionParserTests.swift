@@ -181,11 +181,13 @@ final class OptionParserTests: XCTestCase {
     func testNewOptionsParse() {
         var o = Options()
         let d = OptionParser.apply(arguments: ["bio_lockout=3", "bio_unlock_time=1h", "passcode_lockout=7", "require_passcode=boot",
-                                               "remote=allow", "lid=ignore", "lid_path=/t/lid", "logind_path=/t/s",
+                                               "remote=allow", "lid=ignore", "lid_path=/t/lid", "lid_usb_path=/t/usb", "lid_reader_ids=/t/ids", "logind_path=/t/s",
                                                "reason=Approve %s with a finger"], to: &o)
         XCTAssertEqual(d, [])
         XCTAssertEqual(o.biometricLockout, 3); XCTAssertEqual(o.biometricUnlockSeconds, 3600); XCTAssertEqual(o.passcodeLockout, 7)
         XCTAssertEqual(o.requirePasscode.description, "boot"); XCTAssertEqual(o.remote, .allow); XCTAssertEqual(o.lid, .ignore)
+        XCTAssertEqual(o.lidUSBPath, "/t/usb"); XCTAssertEqual(o.lidReaderIDsPath, "/t/ids")
+        XCTAssertEqual(OptionParser.apply(arguments: ["lid_usb_path=relative", "lid_reader_ids=x"], to: &o).count, 2, "absolute paths only")
         XCTAssertEqual(Messages.touchPrompt(template: o.reason, service: "sudo"), "Approve sudo with a finger")
         XCTAssertEqual(OptionParser.apply(arguments: ["reason=bad\u{7}", "remote=maybe", "bio_lockout=0", "touch_first=121"], to: &o).count, 4)
         XCTAssertEqual(OptionParser.apply(arguments: ["remote=skip", "touch_first=0"], to: &o), [])

@@ -1,5 +1,6 @@
 import XCTest
 import Foundation
+import BiounlockSystem
 @testable import BiounlockCore
 
 final class SessionProbeTests: XCTestCase {
@@ -88,6 +89,90 @@ final class SessionProbeTests: XCTestCase {
         XCTAssertTrue(SessionProbe.lidClosed(at: dir + "/lid"))
         XCTAssertFalse(SessionProbe.lidClosed(at: dir + "/absent"))
         XCTAssertNotNil(SessionProbe.bootID())
+    }
+
+    /// Issue 33: a closed lid skips the built-in reader, not one plugged into a removable USB port
+    /// (a docked laptop). A fake sysfs tree (lid_usb_path) and id list (lid_reader_ids), as
+    /// lid_path fakes /proc/acpi.
+    func testAClosedLidDoesNotSkipAReaderOnARemovableUSBPort() throws {
+        let dir = NSTemporaryDirectory() + "lid-usb-\(getpid())"
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir + "/lid/LID0", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: dir + "/usb", withIntermediateDirectories: true)
+        defer { try? fm.removeItem(atPath: dir) }
+        try "state:      closed\n".write(toFile: dir + "/lid/LID0/state", atomically: true, encoding: .utf8)
+        // The shape of libfprint's 60-autosuspend-libfprint-2.hwdb.
+        try """
+            # This file has been generated using fprint-list-udev-hwdb with all drivers enabled
+
+            # Supported by libfprint driver goodixmoc
+            usb:v27C6p609C*
+            usb:v27C6p60A2*
+             ID_AUTOSUSPEND=1
+             ID_PERSIST=0
+
+            # Known unsupported devices
+            usb:v138Ap0091*
+             ID_AUTOSUSPEND=1
+
+            """.write(toFile: dir + "/hwdb", atomically: true, encoding: .utf8)
+        func device(_ name: String, _ vendor: String, _ product: String, removable: String) throws {
+            try fm.createDirectory(atPath: dir + "/usb/" + name, withIntermediateDirectories: true)
+            try (vendor + "\n").write(toFile: dir + "/usb/\(name)/idVendor", atomically: true, encoding: .utf8)
+            try (product + "\n").write(toFile: dir + "/usb/\(name)/idProduct", atomically: true, encoding: .utf8)
+            try (removable + "\n").write(toFile: dir + "/usb/\(name)/removable", atomically: true, encoding: .utf8)
+        }
+        var options = Options()
+        options.lidPath = dir + "/lid"
+        options.lidUSBPath = dir + "/usb"
+        options.lidReaderIDsPath = dir + "/hwdb"
+        func lidSkips() -> Bool { SessionProbe.facts(rhost: "", environment: { _ in nil }, options: options, hostname: "box").lidClosed }
+
+        XCTAssertTrue(lidSkips(), "no USB device: the reader is the built-in one")
+        try device("usb1", "1d6b", "0002", removable: "unknown")                 // a root hub
+        try device("1-1", "046d", "c077", removable: "removable")               // a mouse, external
+        try device("1-1:1.0", "27c6", "609c", removable: "removable")           // an interface, not a device
+        try device("1-2", "138a", "0091", removable: "removable")               // a reader libfprint does not support
+        XCTAssertTrue(lidSkips(), "no supported reader on a removable port")
+        try device("1-7", "27c6", "609c", removable: "fixed")                   // the built-in reader
+        XCTAssertTrue(lidSkips(), "the built-in reader (fixed) is under the lid")
+        try "unknown\n".write(toFile: dir + "/usb/1-7/removable", atomically: true, encoding: .utf8)
+        XCTAssertTrue(lidSkips(), "a port the firmware does not describe counts as built in")
+        XCTAssertNil(SessionProbe.externalReader(usbPath: dir + "/usb", readerIDsPath: dir + "/hwdb"))
+
+        try device("3-1", "27c6", "60A2", removable: "removable")
+        XCTAssertFalse(lidSkips(), "a supported reader on a removable port is not under the lid")
+        XCTAssertEqual(SessionProbe.externalReader(usbPath: dir + "/usb", readerIDsPath: dir + "/hwdb"), "3-1")
+        try fm.removeItem(atPath: dir + "/usb/3-1")
+
+        // Behind a dock's hub: the reader's own port is the hub's (unknown), the hub's is removable.
+        try device("4-2", "05e3", "0610", removable: "removable")
+        try device("4-2.3", "27c6", "609c", removable: "unknown")
+        XCTAssertFalse(lidSkips(), "a reader behind a hub on a removable port is external too")
+        try "fixed\n".write(toFile: dir + "/usb/4-2/removable", atomically: true, encoding: .utf8)
+        XCTAssertTrue(lidSkips(), "... and not behind a built-in hub")
+
+        options.lidReaderIDsPath = dir + "/absent"
+        try "removable\n".write(toFile: dir + "/usb/4-2/removable", atomically: true, encoding: .utf8)
+        XCTAssertTrue(lidSkips(), "without libfprint's id list no device is known to be a reader: the lid skips, as before")
+        options.lidReaderIDsPath = dir + "/hwdb"
+        try "state:      open\n".write(toFile: dir + "/lid/LID0/state", atomically: true, encoding: .utf8)
+        XCTAssertFalse(lidSkips())
+    }
+
+    func testUSBNamesAndIDLists() {
+        for name in ["1-1", "3-1.2", "10-4.1.3"] { XCTAssertTrue(SessionProbe.isUSBDeviceName(name), name) }
+        for name in ["usb1", "1-1:1.0", "-1", "1-", "1-1.", "a-1", "1-1/../x", "", String(repeating: "1", count: 40) + "-1"] {
+            XCTAssertFalse(SessionProbe.isUSBDeviceName(name), name)
+        }
+        XCTAssertEqual(SessionProbe.readerIDs(hwdb: "usb:v27C6p609C*\n"), [], "ids before any Supported section are not readers")
+        XCTAssertEqual(SessionProbe.readerIDs(hwdb: "# Supported by libfprint driver x\nusb:v27C6p609C*\nusb:vZZZZp0000*\nusb:v1\n"),
+                       ["27c6:609c"])
+        if let real = FileSystem.readRegularFile("/lib/udev/hwdb.d/60-autosuspend-libfprint-2.hwdb", limit: 64 * 1024) {
+            let ids = SessionProbe.readerIDs(hwdb: String(decoding: real, as: UTF8.self))
+            XCTAssertGreaterThan(ids.count, 100, "Debian's libfprint lists its readers")
+            XCTAssertTrue(ids.contains("08ff:1600"), "aes1610, the first of them")
+        }
     }
 
     /// The byte search the lid check uses agrees with the stdlib's String.contains.
