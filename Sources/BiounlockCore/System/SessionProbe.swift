@@ -141,21 +141,21 @@ public enum SessionProbe {
     /// asked for while the lid is closed; nothing is granted by them. Bounded: at most 256
     /// entries, a 64 KiB id list, and hubs 7 deep.
     public static func externalReader(usbPath: String, readerIDsPath: String) -> String? {
-        guard let bytes = FileSystem.readRegularFile(readerIDsPath, limit: 64 * 1024) else { return nil }
-        let ids = readerIDs(hwdb: String(decoding: bytes, as: UTF8.self))
-        guard !ids.isEmpty else { return nil }
+        // The USB devices first: a machine with none (no USB bus in sysfs, as in a VM) reads no
+        // id list at all -- this runs in every transaction while a lid reads closed.
+        var devices: [String] = []
         var seen = 0
-        var found: String?
         Directory.forEachEntry(in: usbPath) { name in
             seen += 1
-            if isUSBDeviceName(name), let id = usbID(usbPath + "/" + name), ids.contains(id),
-               onRemovablePort(name, usbPath: usbPath) {
-                found = name
-                return false
-            }
+            if isUSBDeviceName(name) { devices.append(name) }
             return seen < 256
         }
-        return found
+        guard !devices.isEmpty, let bytes = FileSystem.readRegularFile(readerIDsPath, limit: 64 * 1024) else { return nil }
+        let ids = Set(readerIDs(hwdb: String(decoding: bytes, as: UTF8.self)))
+        return devices.first { name in
+            guard let id = usbID(usbPath + "/" + name), ids.contains(id) else { return false }
+            return onRemovablePort(name, usbPath: usbPath)
+        }
     }
 
     /// "vvvv:pppp" (lower-case hex) of each `usb:vVVVVpPPPP*` line in the sections of a libfprint
