@@ -244,12 +244,14 @@ public final class MessageDialog: Widget {
 /// GtkDrawingArea drawn with cairo, with a pointer drag (GtkGestureDrag) and keys (a focusable
 /// widget): what the pattern grid is made of.
 public final class DrawingArea: Widget {
-    public init(width: Int32, height: Int32) {
+    /// `focusable`: takes the keyboard focus (the pattern grid); a picture does not.
+    public init(width: Int32, height: Int32, focusable: Bool = true) {
         super.init(GPointer(gtk_drawing_area_new()))
         gtk_drawing_area_set_content_width(g.typed(), width)
         gtk_drawing_area_set_content_height(g.typed(), height)
-        gtk_widget_set_focusable(widget, 1)
-        gtk_widget_set_can_focus(widget, 1)
+        gtk_widget_set_focusable(widget, focusable ? 1 : 0)
+        gtk_widget_set_can_focus(widget, focusable ? 1 : 0)
+        if !focusable { gtk_widget_set_halign(widget, GTK_ALIGN_CENTER) }
     }
     /// Draws with cairo: (cairo context, width, height).
     public func onDraw(_ body: @escaping (Cairo, Double, Double) -> Void) {
@@ -301,6 +303,8 @@ public struct Cairo {
     init(_ cr: OpaquePointer) { self.cr = cr }
     public func colour(_ r: Double, _ g: Double, _ b: Double, _ a: Double = 1) { cairo_set_source_rgba(cr, r, g, b, a) }
     public func circle(_ x: Double, _ y: Double, _ radius: Double) { cairo_new_sub_path(cr); cairo_arc(cr, x, y, radius, 0, 2 * Double.pi) }
+    /// An arc of the circle at (x, y), clockwise from angle `from` to `to` (radians, 0 to the right).
+    public func arc(_ x: Double, _ y: Double, _ radius: Double, from: Double, to: Double) { cairo_new_sub_path(cr); cairo_arc(cr, x, y, radius, from, to) }
     public func move(_ x: Double, _ y: Double) { cairo_move_to(cr, x, y) }
     public func line(_ x: Double, _ y: Double) { cairo_line_to(cr, x, y) }
     public func lineWidth(_ w: Double) { cairo_set_line_width(cr, w); cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND); cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND) }

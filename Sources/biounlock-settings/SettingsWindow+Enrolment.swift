@@ -44,6 +44,8 @@ extension SettingsWindow {
         e.label.set(L("Getting the reader ready…"))
         e.label.wrap()
         let box = Box(vertical: true, spacing: 12)
+        e.image.show(done: 0, total: 1, saying: L("Getting the reader ready…"))
+        box.append(e.image.area)
         box.append(e.bar)
         box.append(e.label)
         dialog.setExtraChild(box)
@@ -80,8 +82,9 @@ extension SettingsWindow {
         case (.enrolStage?, 3):
             let done = args[1].uint32 ?? 0, total = max(args[2].uint32 ?? 1, 1)
             e.bar.fraction = Double(min(done, total)) / Double(total)
-            e.label.set(done == 0 ? L("Touch the reader.")
-                                  : L("Touch {done} of {total} taken.", ["done": String(done), "total": String(total)]))
+            let words = done == 0 ? L("Touch the reader.") : L("Touch {done} of {total} taken.", ["done": String(done), "total": String(total)])
+            e.label.set(words)
+            e.image.show(done: done, total: total, saying: words)
         case (.enrolRetry?, 2):
             switch ManagerAPI.RetryCode(rawValue: args[1].string ?? "") {
             case .differentFinger?: e.label.set(L("That was a different finger: touch again with the same one."))
@@ -95,7 +98,9 @@ extension SettingsWindow {
             switch ManagerAPI.EnrolResult(rawValue: args[1].string ?? "") {
             case .done?:
                 e.bar.fraction = 1
-                enrolEnded(e, L("{finger} enrolled.", ["finger": Texts.finger(e.finger.name)]))
+                let words = L("{finger} enrolled.", ["finger": Texts.finger(e.finger.name)])
+                e.image.show(done: 1, total: 1, saying: words)
+                enrolEnded(e, words)
                 refresh()
                 recheckMissing()
             case .cancelled?:

@@ -383,6 +383,7 @@ final class SettingsWindow {
     final class Enrolment {
         let finger: Finger
         let dialog: MessageDialog
+        let image = FingerprintImage()
         let bar = ProgressBar()
         let label = Label("")
         var subscriptions: [UInt32] = []

@@ -197,6 +197,8 @@ check "Add a Finger: asks for the password first (a named password field)" eresu
 check "Add a Finger: an enrolment dialog with a progress bar named 'Enrolment progress'" eresult enrol-dialog -- "${elogs[@]}"
 check "Add a Finger: after two touches it says 'Touch 2 of 5 taken.' and the bar is at 40%" eresult enrol-progress-2-of-5 -- "${elogs[@]}" "$out/enrol/enrolling.tree"
 check "Add a Finger: after five, 'Right index finger enrolled.' and the bar is full" eresult enrol-done -- "${elogs[@]}" "$out/enrol/enrolled.tree"
+check "Add a Finger: a fingerprint image fills in with the touches (its description: 'Touch 2 of 5 taken.', then 'Right index finger enrolled.')" \
+    eval 'grep -qx "ok enrol-image-2-of-5" "$e" && grep -qx "ok enrol-image-done" "$e"' -- "${elogs[@]}" "$out/enrol/enrolling.tree"
 check "Add a Finger: the finger is listed, and nothing is said missing any more" \
     eval 'eresult enrol-finger-listed && eresult enrol-fix-gone' -- "${elogs[@]}"
 check "the toggle turns on (no second password within the proof's minutes) and says On" eresult toggle-on -- "${elogs[@]}" "$out/enrol/on.tree"

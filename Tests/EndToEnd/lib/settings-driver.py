@@ -243,11 +243,25 @@ try:
         value = bar.queryValue().currentValue if bar else -1
         note(mid is not None and abs(value - 0.4) < 0.01, "enrol-progress-2-of-5",
              "label %s, progress value %s" % (mid and mid.name, value))
+        def the_image():
+            for a in walk(application()):
+                try:
+                    if a.name == "Fingerprint image":   # (a drawing area: no showing state either)
+                        return a
+                except Exception:
+                    continue
+            return None
+        image = the_image()
+        note(image is not None and image.description == "Touch 2 of 5 taken.", "enrol-image-2-of-5",
+             "the fingerprint image says %r" % (image.description if image is not None else None))
         snapshot("enrolling")
         open(os.path.join(out, "continue"), "w").close()
         done = wait_for("the end", named("label", "Right index finger enrolled."), seconds=40)
         value = bar.queryValue().currentValue if bar else -1
         note(done is not None and abs(value - 1.0) < 0.01, "enrol-done", "no 'Right index finger enrolled.' (progress %s)" % value)
+        image = the_image()
+        note(image is not None and image.description == "Right index finger enrolled.", "enrol-image-done",
+             "the fingerprint image says %r" % (image.description if image is not None else None))
         snapshot("enrolled")
         act(wait_for("the Done button", named("push button", "Done", exact=False)))
         listed = wait_for("the finger row", named("list item", "Right index finger"), seconds=20)
