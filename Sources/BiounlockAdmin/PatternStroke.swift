@@ -86,4 +86,18 @@ public struct PatternStroke: Equatable {
     public var problem: Pattern.Problem? {
         points.count < Pattern.minimumPoints ? .tooShort(points.count) : nil
     }
+
+    /// How long the grid shakes after a mismatch (seed 004: a wrong pattern shakes).
+    public static let shakeMilliseconds: Int64 = 480
+
+    /// The grid's sideways offset `elapsed` ms into the shake: three swings of `amplitude`,
+    /// dying away, as a triangle wave (no libm); 0 before the start and from the end on.
+    public static func shakeOffset(elapsedMilliseconds elapsed: Int64, amplitude: Double) -> Double {
+        guard elapsed > 0, elapsed < shakeMilliseconds, amplitude.isFinite else { return 0 }
+        let x = Double(elapsed) / Double(shakeMilliseconds)       // 0..<1
+        let phase = (x * 3).truncatingRemainder(dividingBy: 1)    // three swings
+        // 0 -> 1 -> -1 -> 0 over one swing.
+        let wave = phase < 0.25 ? phase * 4 : phase < 0.75 ? 2 - phase * 4 : phase * 4 - 4
+        return amplitude * (1 - x) * wave
+    }
 }

@@ -309,6 +309,8 @@ public struct Cairo {
     public func line(_ x: Double, _ y: Double) { cairo_line_to(cr, x, y) }
     public func lineWidth(_ w: Double) { cairo_set_line_width(cr, w); cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND); cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND) }
     public func fill() { cairo_fill(cr) }
+    /// Moves what is drawn next by (dx, dy).
+    public func translate(_ dx: Double, _ dy: Double) { cairo_translate(cr, dx, dy) }
     public func stroke() { cairo_stroke(cr) }
 }
 

@@ -13,13 +13,22 @@ public final class RepeatingTimer {
 
     public init(seconds: UInt32, _ body: @escaping () -> Bool) {
         let data = Unmanaged.passRetained(Box(body)).toOpaque()
-        source = g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, seconds, { data in
-            guard let data else { return 0 }
-            return Unmanaged<Box>.fromOpaque(data).takeUnretainedValue().body() ? 1 : 0
-        }, data, { data in
-            guard let data else { return }
-            Unmanaged<Box>.fromOpaque(data).release()
-        })
+        source = g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, seconds, RepeatingTimer.call, data, RepeatingTimer.release)
+    }
+
+    /// Every `milliseconds` (an animation's frames).
+    public init(milliseconds: UInt32, _ body: @escaping () -> Bool) {
+        let data = Unmanaged.passRetained(Box(body)).toOpaque()
+        source = g_timeout_add_full(G_PRIORITY_DEFAULT, milliseconds, RepeatingTimer.call, data, RepeatingTimer.release)
+    }
+
+    private static let call: GSourceFunc = { data in
+        guard let data else { return 0 }
+        return Unmanaged<Box>.fromOpaque(data).takeUnretainedValue().body() ? 1 : 0
+    }
+    private static let release: GDestroyNotify = { data in
+        guard let data else { return }
+        Unmanaged<Box>.fromOpaque(data).release()
     }
 
     /// Stops the calls (nothing if the body already ended them).

@@ -1,6 +1,7 @@
 import BiounlockCore
 import BiounlockAdmin
 import BiounlockGtk
+import BiounlockSystem
 
 /// The 3x3 pattern grid of the passcode dialog (seed 004): a GtkDrawingArea drawn with cairo,
 /// dragged with the pointer or a finger (GtkGestureDrag), or typed with the keys 1-9 (Backspace
@@ -20,6 +21,9 @@ final class PatternGrid {
     /// The confirmed pattern's digits, once drawn twice the same.
     private(set) var confirmed: Secret?
     var onChange: (String) -> Void = { _ in }
+    /// When the shake after a mismatch began (monotonic ms), while it runs.
+    private var shakeStart: Int64?
+    private var shaking: RepeatingTimer?
 
     init() {
         area.accessibleName(L("Pattern grid"))
@@ -78,6 +82,7 @@ final class PatternGrid {
             }
             self.first = nil
             onChange(L("The two patterns are not the same. Draw a new pattern."))
+            shake()
         } else {
             first = digits
             onChange(L("Draw the same pattern again to confirm."))
@@ -86,8 +91,23 @@ final class PatternGrid {
         area.redraw()
     }
 
+    /// The grid shakes sideways for a moment (drawn moved; the widget stays where it is, so the
+    /// points stay under the pointer for the next drawing).
+    private func shake() {
+        shakeStart = monotonicMilliseconds()
+        shaking = RepeatingTimer(milliseconds: 16) { [weak self] in
+            guard let self, let start = self.shakeStart else { return false }
+            if monotonicMilliseconds() - start >= PatternStroke.shakeMilliseconds { self.shakeStart = nil }
+            self.area.redraw()
+            return self.shakeStart != nil
+        }
+    }
+
     private func draw(_ cr: Cairo, _ w: Double, _ h: Double) {
         geometry = PatternStroke.Geometry(width: w, height: h)
+        if let start = shakeStart {
+            cr.translate(PatternStroke.shakeOffset(elapsedMilliseconds: monotonicMilliseconds() - start, amplitude: w * 0.04), 0)
+        }
         // Blue as GNOME's accent; green once confirmed; grey dots not yet used.
         let accent: (Double, Double, Double) = confirmed == nil ? (0.21, 0.52, 0.89) : (0.15, 0.64, 0.41)
         if let start = stroke.points.first, let c = geometry.centre(of: start) {

@@ -79,4 +79,20 @@ final class PatternStrokeTests: XCTestCase {
         XCTAssertNil(g.point(atX: .nan, y: 150))
         XCTAssertNil(PatternStroke.Geometry(width: 0, height: 0).point(atX: 0, y: 0))
     }
+
+    /// The shake after a mismatch: nothing before it starts and from its end on, three swings
+    /// each way within the amplitude, dying away.
+    func testTheShakeSwingsThreeTimesAndDiesAway() {
+        let t = PatternStroke.shakeMilliseconds
+        for elapsed in [-5, 0, t, t + 100, Int64.max] {
+            XCTAssertEqual(PatternStroke.shakeOffset(elapsedMilliseconds: elapsed, amplitude: 10), 0, "\(elapsed)")
+        }
+        XCTAssertEqual(PatternStroke.shakeOffset(elapsedMilliseconds: 40, amplitude: .nan), 0)
+        let offsets = (1..<t).map { PatternStroke.shakeOffset(elapsedMilliseconds: $0, amplitude: 10) }
+        XCTAssertTrue(offsets.allSatisfy { abs($0) <= 10 })
+        var crossings = 0
+        for (a, b) in zip(offsets, offsets.dropFirst()) where a < 0 && b >= 0 { crossings += 1 }
+        XCTAssertEqual(crossings, 2, "back through the middle between the swings")
+        XCTAssertGreaterThan(offsets.prefix(Int(t) / 3).map(abs).max() ?? 0, offsets.suffix(Int(t) / 3).map(abs).max() ?? 0, "dies away")
+    }
 }
