@@ -62,14 +62,14 @@ in_sandbox '
     install -d -m 0700 -o "$uid" -g "$uid" "/run/user/$uid" /run/tmp/home
     scenario() {   # NAME: the driver s scenario NAME, its files in out/NAME/
         install -d -m 0700 -o "$uid" -g "$uid" "/run/tmp/$1"
-        SYSTEM_BUS="${SYSTEM_BUS:-}" DRIVER_PASSWORD="$2" DRIVER_PIN="$3" APP_LANG="${4:-C.UTF-8}" DRIVER_NAMES="${5:-}" timeout -k 5 120 unshare --net bash -c '"'"'
+        APP_STYLE="${APP_STYLE:-default}" SYSTEM_BUS="${SYSTEM_BUS:-}" DRIVER_PASSWORD="$2" DRIVER_PIN="$3" APP_LANG="${4:-C.UTF-8}" DRIVER_NAMES="${5:-}" timeout -k 5 120 unshare --net bash -c '"'"'
             name=$1 uid=$2 user=$3 o=$4
             Xvfb -displayfd 7 -nolisten tcp -nolisten unix -noreset -screen 0 640x720x24 7>"$o/$name.display" 2>"$o/$name.xvfb.log" &
             for _ in $(seq 200); do [ -s "$o/$name.display" ] && break; sleep 0.05; done
             [ -s "$o/$name.display" ] || { echo "Xvfb did not start" >"$o/$name.xvfb"; exit 1; }
             echo ok >"$o/$name.xvfb"
             cd / && setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH=/usr/bin:/bin HOME=/run/tmp/home USER="$user" LOGNAME="$user" \
-                XDG_RUNTIME_DIR="/run/user/$uid" DISPLAY=":$(cat "$o/$name.display")" LANG="$APP_LANG" GSK_RENDERER=cairo GDK_BACKEND=x11 \
+                XDG_RUNTIME_DIR="/run/user/$uid" DISPLAY=":$(cat "$o/$name.display")" LANG="$APP_LANG" GSK_RENDERER=cairo GDK_BACKEND=x11 ADW_DEBUG_COLOR_SCHEME="$APP_STYLE" \
                 DBUS_SYSTEM_BUS_ADDRESS="${SYSTEM_BUS:-unix:path=/run/dbus/system_bus_socket}" BIOUNLOCK_LOCALE_DIR="$SANDBOX_BUILD/locale" DRIVER_PASSWORD="$DRIVER_PASSWORD" DRIVER_PIN="$DRIVER_PIN" DRIVER_NAMES="$DRIVER_NAMES" \
                 dbus-run-session -- /usr/bin/python3 "$SETTINGS_DRIVER" "/run/tmp/$name" "$name" "$SANDBOX_BUILD/biounlock-settings" >"$o/$name.log" 2>&1
         '"'"' x "$1" "$uid" "$USER_NAME" "$o"
@@ -80,6 +80,9 @@ in_sandbox '
     SYSTEM_BUS=unix:path=/run/tmp/no-such-bus scenario noservice
     # Nothing enrolled, no passcode: the toggle refuses and offers the fixes.
     scenario refuse
+    # The same window when the system prefers dark (what the settings portal says on a desktop;
+    # here the ADW_DEBUG_COLOR_SCHEME of libadwaita stands in for it).
+    APP_STYLE=prefer-dark scenario dark
     # What the service kept: nothing changed by a refusal.
     bio status --json >"$o/after-refuse.status.json" 2>&1
     bio log --json --limit 1000 >"$o/after-refuse.events.json" 2>&1
@@ -153,6 +156,14 @@ check "toggle on with no passcode: a 'Set a PIN' button too" result refused-pin-
 check "toggle on refused: the switch goes back off and can be used again" result refused-toggle-stays-off -- "${logs[@]}" "$out/refuse/refused.tree"
 check "the app is still running after the refusal" result app-still-running -- "${logs[@]}"
 check "a screenshot of the refusal was taken" result screenshot-refused -- "${logs[@]}" "$out/refuse/refused.import.err"
+# The system's style: the same window dark when the system prefers dark, light by default (the
+# mean grey level of each screenshot, 0 black to 1 white; ImageMagick's own measure).
+brightness() { convert "$1" -colorspace Gray -format '%[fx:mean]' info: 2>/dev/null || echo -1; }
+light_level=$(brightness "$out/refuse/refused.png") dark_level=$(brightness "$out/dark/dark.png")
+echo "# measured: mean grey level $light_level (default style), $dark_level (prefer-dark)"
+check "style: the window follows the system's dark preference (dark screenshot mostly dark, the default one mostly light)" \
+    eval 'grep -qx "ok status-shown" "$out/dark/driver.results" && awk -v l="$light_level" -v d="$dark_level" "BEGIN { exit !(l > 0.6 && d >= 0 && d < 0.35) }"' \
+    -- "$out/dark/driver.results" "$out/dark.log"
 check "nothing failed in the driver" eval '! grep -q "^fail" "$r"' -- "$r"
 check "the service changed nothing: no record was written for $USER_ (biometric unlock stays off)" \
     eval '[ "$(user_field after-refuse "$USER_" enabled)" = null ] && grep -q "\"users\": \[\]" "$out/after-refuse.status.json"' -- "$out/after-refuse.status.json"
@@ -292,5 +303,6 @@ cp "$out/pattern/pattern-dialog.png" "$BUILD_DIR/screenshots/settings-pattern-di
 cp "$out/pattern/pattern-drawn.png" "$BUILD_DIR/screenshots/settings-pattern.png" 2>/dev/null
 cp "$out/pattern/pattern-mismatch.png" "$BUILD_DIR/screenshots/settings-pattern-mismatch.png" 2>/dev/null
 cp "$out/refuse-de/refused.png" "$BUILD_DIR/screenshots/settings-refused-de.png" 2>/dev/null
+cp "$out/dark/dark.png" "$BUILD_DIR/screenshots/settings-dark.png" 2>/dev/null
 callers_host_after
 finish
