@@ -114,17 +114,6 @@ final class DebianStackTests: XCTestCase {
         XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
         XCTAssertEqual(finger.messages.first, prompt)
         XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
-
-        // No touch: kde-fingerprint is in fingerprint_services, so biounlock is the reader alone
-        // there -- the touch request until the timeout, and no PIN prompt of its own (before issue
-        // 33 a PIN-or-password prompt came after touch_first). What follows is common-auth's
-        // pam_unix, which the lock screen's fingerprint stack does not show.
-        let untouched = try transaction("kde-fingerprint", answers: ["", ModuleFixture.pin])
-        XCTAssertNotEqual(untouched.code, "PAM_SUCCESS", untouched.raw.stdout)
-        XCTAssertEqual(untouched.messages.first, "INFO: " + ContractText.touchRequest("kde-fingerprint"), "\(untouched.messages)")
-        XCTAssertFalse(untouched.messages.contains { $0.contains(ContractText.pinOrPassword) },
-                       "no PIN prompt in the fingerprint stack: \(untouched.messages)")
-        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.reason, "timed-out")
     }
 
     /// With `prompt_first_services = none` the same file shows the touch request first (what it
@@ -190,6 +179,17 @@ final class DebianStackTests: XCTestCase {
         XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
         XCTAssertEqual(finger.messages.first, "INFO: " + ContractText.touchRequest("kde-fingerprint"), "\(finger.messages)")
         XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
+
+        // No touch: kde-fingerprint is in fingerprint_services, so biounlock is the reader alone
+        // there -- the touch request until the timeout, and no PIN prompt of its own (before issue
+        // 33 a PIN-or-password prompt came after touch_first). What follows is common-auth's
+        // pam_unix, which the lock screen's fingerprint stack does not show.
+        let untouched = try transaction("kde-fingerprint", answers: ["", ModuleFixture.pin])
+        XCTAssertNotEqual(untouched.code, "PAM_SUCCESS", untouched.raw.stdout)
+        XCTAssertEqual(untouched.messages.first, "INFO: " + ContractText.touchRequest("kde-fingerprint"), "\(untouched.messages)")
+        XCTAssertFalse(untouched.messages.contains { $0.contains(ContractText.pinOrPassword) },
+                       "no PIN prompt in the fingerprint stack: \(untouched.messages)")
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.reason, "timed-out")
     }
 
     /// kde-fingerprint with `fingerprint_services = none`: a dialog like any other, so after
