@@ -15,9 +15,14 @@ extension FprintdSession {
         // NameOwnerChanged for fprintd's name only (arg0), from the bus: fprintd quitting ends a wait.
         let watch = FprintdSession.bus("AddMatch", [.string("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
                                                             + "member='NameOwnerChanged',path='/org/freedesktop/DBus',arg0='\(FprintdSession.busName)'")])
+        // logind's PrepareForSleep: fprintd suspends its readers before a suspend, which ends a
+        // verification with an error; after the resume `verify` starts it over. Its reply is not
+        // waited for, and an error (a bus that refuses the rule) only leaves that out.
+        let sleeps = FprintdSession.bus("AddMatch", [.string("type='signal',sender='org.freedesktop.login1',interface='\(FprintdSession.login1Interface)',"
+                                                             + "member='PrepareForSleep',path='\(FprintdSession.login1Path)'")])
         let learning = owner.isEmpty
         let getDevices = FprintdSession.fprintd(FprintdSession.managerPath, FprintdSession.managerInterface, "GetDevices")
-        let first = learning ? [watch, getDevices, FprintdSession.bus("GetNameOwner", [.string(FprintdSession.busName)])] : [getDevices]
+        let first = learning ? [watch, getDevices, FprintdSession.bus("GetNameOwner", [.string(FprintdSession.busName)]), sleeps] : [getDevices]
         let serials: [UInt32]
         switch transmit(first, deadline: deadline) {
         case .success(let s) where s.count == first.count: serials = s
@@ -28,6 +33,7 @@ extension FprintdSession {
         if learning {
             awaited.remove(serials[0])
             watches.insert(serials[0])
+            awaited.remove(serials[3])
             if case .success(let m) = reply(to: serials[2], from: DBusConnection.busName, context: "GetNameOwner", deadline: deadline) {
                 owner = m.firstText ?? ""
             }

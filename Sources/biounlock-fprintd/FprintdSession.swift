@@ -40,6 +40,11 @@ final class FprintdSession {
     static let stopMilliseconds: Int64 = 3000
     /// Most signals kept before they are used: only fprintd itself could send more.
     static let pendingLimit = 1024
+    /// logind's signal before a suspend (true) and after the resume (false).
+    static let login1Path = "/org/freedesktop/login1"
+    static let login1Interface = "org.freedesktop.login1.Manager"
+    /// Most times one verify starts over after the system slept (`verify`).
+    static let wakeRestarts = 8
 
     let peer: Int32
     let send: (FprintResponse) -> Void
@@ -80,6 +85,11 @@ final class FprintdSession {
     var verifyStart: UInt32?
     /// fprintd quit, the bus closed, or fprintd's signals cannot be watched.
     var vanished = false
+    /// The system is going to sleep or asleep: logind's PrepareForSleep(true) came, and its
+    /// PrepareForSleep(false) not yet.
+    var asleep = false
+    /// A sleep began since the current verification started.
+    var slept = false
 
     init(peer: Int32, send: @escaping (FprintResponse) -> Void) {
         self.peer = peer
@@ -145,6 +155,17 @@ final class FprintdSession {
             replies[serial] = list
         case .signal:
             let sender = m.sender ?? ""
+            if m.destination == nil, m.path == FprintdSession.login1Path, m.interface == FprintdSession.login1Interface,
+               m.member == "PrepareForSleep", m.body.count == 1, let sleeping = m.body[0].bool {
+                // logind's: a broadcast reaches this connection only through a match rule, and the
+                // one rule for this signal names logind's bus name as its sender (`start`), which
+                // the bus checks; a signal sent to this connection by name (destination set) could
+                // come from anyone and is dropped. Even so it only decides whether a failed
+                // verification starts over (`verify`).
+                asleep = sleeping
+                if sleeping { slept = true }
+                return
+            }
             if sender == DBusConnection.busName, m.interface == DBusConnection.busInterface, m.member == "NameOwnerChanged",
                m.path == DBusConnection.busPath, m.body.count == 3, m.body[0].text == FprintdSession.busName {
                 // The bus says fprintd's name left the owner this session talks to.
@@ -246,21 +267,44 @@ final class FprintdSession {
         guard let claimed, releasing == nil else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
         if vanished { return send(.failure(gone)) }
         let deadline = Deadline.after(milliseconds: Int64(timeoutMilliseconds))
+        var wakes = 0
+        while true {
+            guard let status = awaitVerifyStatus(claimed, deadline: deadline) else { return }
+            // The system went to sleep meanwhile: fprintd suspended the reader, which ended the
+            // verification with an error that is not the reader's fault. Once the system is awake
+            // again the verification starts over, and the spawner, still waiting for its touch,
+            // sees nothing of it (a screen locker across a suspend; tests: ScenarioTests). Bounded
+            // by `deadline` and by `wakeRestarts`: what counts as a sleep is logind's broadcast
+            // alone (`dispatch`), and nothing here can turn into a match.
+            if status.done, status.result == "verify-unknown-error", slept, wakes < FprintdSession.wakeRestarts {
+                wakes += 1
+                verification = .finished
+                if endVerify(after: wait(until: deadline) { !asleep }) { return }
+                continue
+            }
+            return answer(status)
+        }
+    }
+
+    /// Starts a verification unless one runs (stopping a finished one first), and waits for its
+    /// next status. Nil when the wait ended otherwise and the spawner was answered (or is gone).
+    func awaitVerifyStatus(_ claimed: FprintdReader, deadline: Deadline) -> (result: String, done: Bool)? {
         if verification != .running {
             // A finished verification is stopped before the next one starts.
             if verification == .finished { stopVerify() }
-            if case .failure(let f) = startVerify(claimed, deadline: deadline) { return send(.failure(f)) }
+            if case .failure(let f) = startVerify(claimed, deadline: deadline) { send(.failure(f)); return nil }
         }
         if let serial = verifyStart {
             // Statuses may come before the reply (fprintd sends them as soon as the reader has a
             // touch); they stay in order in `pending` and count only if VerifyStart succeeded.
             let started = wait(until: deadline) { replies[serial]?.contains { $0.sender == owner } == true }
-            if endVerify(after: started) { return }
+            if endVerify(after: started) { return nil }
             verifyStart = nil
             if case .failure(let f) = reply(to: serial, from: owner, context: "fprintd VerifyStart", deadline: deadline) {
                 verification = .none
                 pending = []
-                return send(.failure(f))
+                send(.failure(f))
+                return nil
             }
             verifying()
         }
@@ -276,8 +320,14 @@ final class FprintdSession {
             }
             return status != nil
         }
-        if endVerify(after: answered) { return }
-        guard let status else { return send(.verified(.timedOut)) }
+        if endVerify(after: answered) { return nil }
+        guard let status else { send(.verified(.timedOut)); return nil }
+        return status
+    }
+
+    /// Answers the spawner with a verification's status (the verification goes on after a retry).
+    func answer(_ status: (result: String, done: Bool)) {
+        guard let claimed else { return send(.failure(FprintFailure(.notOpen, "no fprintd device is claimed"))) }
         guard status.done else {
             // A retry: fprintd goes on verifying; the next request waits for the next touch.
             return send(.verified(.retry(code: FprintdSession.retryCode(status.result))))
@@ -312,6 +362,7 @@ final class FprintdSession {
     func startVerify(_ claimed: FprintdReader, deadline: Deadline) -> Result<Void, FprintFailure> {
         drain()
         selectedFinger = 0
+        slept = asleep
         switch transmit([FprintdSession.fprintd(claimed.path, FprintdSession.deviceInterface, "VerifyStart", [.string("any")])], deadline: deadline) {
         case .success(let s):
             verifyStart = s.first

@@ -62,8 +62,8 @@ extension ModuleFixture {
 extension FprintdDaemon {
     /// A daemon with `daemon`'s right index enrolled by the real fprintd-enroll (touched as
     /// `ModuleFixture.fingerID`), as GNOME Settings would have done it.
-    static func withDefaultUser(readers: Readers = .one, polkit: Polkit = .mock) throws -> FprintdDaemon {
-        let d = try FprintdDaemon(readers: readers, polkit: polkit)
+    static func withDefaultUser(readers: Readers = .one, polkit: Polkit = .mock, logind: Bool = false) throws -> FprintdDaemon {
+        let d = try FprintdDaemon(readers: readers, polkit: polkit, logind: logind)
         try d.enrol(user: ModuleFixture.enrolledUser, id: ModuleFixture.fingerID)
         return d
     }

@@ -263,6 +263,29 @@ final class ScenarioTests: XCTestCase {
                          failures: 1))
     }
 
+    /// The laptop sleeps while the reader waits (a screen locker's prompt, locked just before the
+    /// suspend, as xss-lock does it) and wakes: fprintd suspends its reader on logind's
+    /// PrepareForSleep(true), which ends the verification with verify-unknown-error, and resumes
+    /// it on PrepareForSleep(false). The finger then still unlocks, with no error shown and no
+    /// failure counted: the helper starts the verification again once the system is awake.
+    func testTheSystemSleepsAndWakesWhileTheReaderWaits() throws {
+        try run(Scenario(name: "the system sleeps and wakes while the reader waits", backends: [.fprintd], arguments: "policy=biometrics timeout=60",
+                         meanwhile: { c in
+                             guard let d = c.fprintd else { return }
+                             if let trouble = d.waitUntilVerifying(since: c.mark) { c.note(trouble) }
+                             do {
+                                 let asleep = d.logMark()
+                                 try d.prepareForSleep(true)
+                                 if !d.waitForLog("Released delay inhibitor for sleep", since: asleep) { c.note("fprintd did not suspend its reader") }
+                                 let awake = d.logMark()
+                                 try d.prepareForSleep(false)
+                                 if let trouble = d.waitUntilVerifying(since: awake) { c.note("after the resume: " + trouble) }
+                             } catch { c.note("logind (dbusmock): \(error)") }
+                             d.touch("SCAN \(ModuleFixture.fingerID)")
+                         },
+                         code: "PAM_SUCCESS", messages: [Self.prompt], failures: 0))
+    }
+
     /// fprintd's "blocks_unexpected_auth": a "verify-match" that is not fprintd's answer to this
     /// verification -- here another bus client emits it, broadcast and unicast to every
     /// connection, before the verification begins and while it runs -- is ignored.
@@ -352,7 +375,7 @@ final class ScenarioTests: XCTestCase {
     func attempt(_ scenario: Scenario, on backend: Backend) throws -> Attempt {
         var fprintd: FprintdDaemon?
         if backend == .fprintd {
-            if ScenarioTests.daemon == nil { ScenarioTests.daemon = Result { try FprintdDaemon.withDefaultUser() } }
+            if ScenarioTests.daemon == nil { ScenarioTests.daemon = Result { try FprintdDaemon.withDefaultUser(logind: true) } }
             fprintd = try ScenarioTests.daemon?.get()
         }
         let mark = fprintd?.logMark() ?? 0

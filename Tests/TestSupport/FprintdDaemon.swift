@@ -29,6 +29,9 @@ public final class FprintdDaemon {
 
     private var busProcess: Process?
     private var polkit: Process?
+    /// python3-dbusmock's logind template, when asked for: fprintd then takes its sleep inhibitor
+    /// and suspends and resumes its readers on PrepareForSleep (`prepareForSleep`).
+    private var logind: Process?
     private var fprintd: Process?
     /// Another fprintd client (fprintd-verify) holding the device.
     private var otherClient: Process?
@@ -51,7 +54,7 @@ public final class FprintdDaemon {
     public let polkitKind: Polkit
     public var polkitLog: String { dir + "/polkit.log" }
 
-    public init(readers: Readers = .one, polkit: Polkit = .mock) throws {
+    public init(readers: Readers = .one, polkit: Polkit = .mock, logind: Bool = false) throws {
         polkitKind = polkit
         // Short: libfprint silently truncates socket paths of 108 bytes or more.
         var template = Array("/tmp/bu-fpd.XXXXXX".utf8CString)
@@ -63,6 +66,7 @@ public final class FprintdDaemon {
         do {
             try startBus()
             try startPolkit()
+            if logind { try startLogind() }
             try start(readers)
         } catch {
             stopAll()
@@ -129,6 +133,25 @@ public final class FprintdDaemon {
             (try? self.gdbus(["call", "--system", "--dest", "org.freedesktop.PolicyKit1", "--object-path",
                               "/org/freedesktop/PolicyKit1/Authority", "--method", "org.freedesktop.DBus.Mock.AllowUnknown", "true"]))?.status == 0
         }
+    }
+
+    private func startLogind() throws {
+        logind = try spawn("/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "logind"],
+                           environment: clientEnvironment, output: dir + "/logind.log")
+        try waitFor("logind (dbusmock)", seconds: 20) {
+            (try? self.gdbus(["call", "--system", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                              "--method", "org.freedesktop.DBus.GetNameOwner", "org.freedesktop.login1"]))?.status == 0
+        }
+    }
+
+    /// logind's PrepareForSleep(`sleeping`), broadcast as logind sends it before a suspend (true)
+    /// and after the resume (false). fprintd suspends its readers on the first -- a verification
+    /// running then ends with verify-unknown-error -- and resumes them on the second.
+    public func prepareForSleep(_ sleeping: Bool) throws {
+        let r = try gdbus(["call", "--system", "--dest", "org.freedesktop.login1", "--object-path", "/org/freedesktop/login1",
+                           "--method", "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.login1.Manager", "PrepareForSleep",
+                           "b", "[<\(sleeping)>]"])
+        if r.status != 0 { throw Failure(description: "PrepareForSleep(\(sleeping)): \(r.stderr)") }
     }
 
     /// Starts fprintd with `readers` (it must not be running).
@@ -252,11 +275,11 @@ public final class FprintdDaemon {
             try? FileManager.default.removeItem(atPath: keep)
             try? FileManager.default.copyItem(atPath: log, toPath: keep)
         }
-        for p in [otherClient, fprintd, polkit, busProcess].compactMap({ $0 }) where p.isRunning {
+        for p in [otherClient, fprintd, logind, polkit, busProcess].compactMap({ $0 }) where p.isRunning {
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
         }
-        otherClient = nil; fprintd = nil; polkit = nil; busProcess = nil
+        otherClient = nil; fprintd = nil; logind = nil; polkit = nil; busProcess = nil
         try? FileManager.default.removeItem(atPath: dir)
     }
 
@@ -365,6 +388,16 @@ public final class FprintdDaemon {
         if seen { return nil }
         return "fprintd showed no verification (finger-needed, or its log) in \(Int(Date().timeIntervalSince(started))) s: \(polls) reads, \(troubles) failed"
             + (last.map { "; the last failure: " + $0 } ?? "")
+    }
+
+    /// Waits until the running daemon has logged a line containing `text` after `mark`; whether
+    /// it did within `seconds`.
+    public func waitForLog(_ text: String, since mark: UInt64, seconds: Double = 10) -> Bool {
+        (try? waitFor("fprintd to log \(text)", seconds: seconds) {
+            guard let pid else { return false }
+            let mine = "(fprintd:\(pid)): "
+            return log(since: mark, lines: Int.max).split(separator: "\n").contains { $0.hasPrefix(mine) && $0.contains(text) }
+        }) != nil
     }
 
     /// Whether the running daemon logged the start of a verification after `mark`.
