@@ -632,8 +632,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(service_path, sizeof service_path, "%s/pam.d/%s", world, service);
     FILE *svc = fopen(service_path, "w");
     if (!svc) abort();
-    fprintf(svc, "auth [success=done ignore=ignore default=die] %s %s %s db=%s config=%s lid_path=%s/lid logind_path=%s/sessions\n",
-            module, (c5 & 32) ? "" : "sensor=simulated", args, store_paths[store_variant], config_paths[config_variant], world, world);
+    fprintf(svc, "auth [success=done ignore=ignore default=die] %s %s %s db=%s config=%s lid_path=%s/lid logind_path=%s/sessions proc_path=%s/proc\n",
+            module, (c5 & 32) ? "" : "sensor=simulated", args, store_paths[store_variant], config_paths[config_variant], world, world, world);
     fclose(svc);
     char lid = (c5 & 16) ? 'c' : 'o';
     if (last_lid[0] != lid) {

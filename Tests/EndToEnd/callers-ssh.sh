@@ -120,6 +120,28 @@ check "sshd keyboard-interactive, remote=ignore: nothing counted, no audit row" 
     eval 'counted kbd-after 0 && no_new_rows kbd-after' -- "$out/kbd-after.status.json" "$out/kbd-after.events.json"
 }
 
+# ---------------------------------------------------------------- sudo typed in an SSH session
+# The sandbox has no logind, and sudo's env_reset hides SSH_CONNECTION from the module: before
+# issue 33's fallback, sudo over SSH showed biounlock's prompt and took the PIN. Now the processes
+# say it (an sshd above sudo; proc_path is the sandbox's own /proc, its PID namespace's): the
+# module steps aside and sudo asks for the Unix password as without biounlock.
+in_sandbox "$ssh_lib"'
+    sandbox_sshd_start password >"$SANDBOX_DIR/out/sshd-sudo.log" 2>&1 || exit 1
+    talk ssh-sudo "=assword: \$" ">$2" "=\\[sudo\\] password for $1: \$" ">$2" -- env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+        ssh -tt "${SANDBOX_SSH_OPTS[@]}" -o PreferredAuthentications=password "$1@127.0.0.1" "sudo -k sh -c \"echo RESULT-uid=\\\$(id -u)\""
+    snap ssh-sudo-after
+    sandbox_sshd_stop
+' "$ALICE" "$ALICE_PW"
+# shellcheck disable=SC2046
+{
+check "sudo in an SSH session (no logind): sudo asks pam_unix's '[sudo] password for $ALICE: ' and the Unix password runs the command" \
+    eval 'rc_is ssh-sudo 0 && saw ssh-sudo "[sudo] password for $ALICE: " && saw ssh-sudo "RESULT-uid=0"' -- $(files ssh-sudo) "$(sshd_log)"
+check "sudo in an SSH session (no logind): nothing of biounlock (an sshd above sudo marks the session remote)" \
+    eval 'rc_is ssh-sudo 0 && lacks_re ssh-sudo "$BIOUNLOCK_WORDS_RE"' -- $(files ssh-sudo)
+check "sudo in an SSH session (no logind): nothing counted, no audit row" \
+    eval 'counted ssh-sudo-after 0 && no_new_rows ssh-sudo-after' -- "$out/ssh-sudo-after.status.json" "$out/ssh-sudo-after.events.json"
+}
+
 # ---------------------------------------------------------------- remote=passcode, both modes
 sandbox_write_stack sshd timeout=5 require_passcode=none remote=passcode
 in_sandbox "$ssh_lib"'

@@ -58,6 +58,7 @@ sim_socket = $SANDBOX_SOCK
 timeout = 15
 require_passcode = none
 locale_dir = $BUILD_DIR/locale
+proc_path = $SANDBOX_DIR/proc
 EOF
 chmod 0644 "$SANDBOX_DIR/etc-security/biounlock.conf"
 # The shipped example (pam.d/swaylock), with the built module and this checker copy put in.

@@ -64,6 +64,7 @@ sim_socket = $SANDBOX_SOCK
 timeout = 15
 require_passcode = none
 locale_dir = $BUILD_DIR/locale
+proc_path = $SANDBOX_DIR/proc
 EOF
 chmod 0644 "$SANDBOX_DIR/etc-security/biounlock.conf"
 stack() { # ARGS: the recommended auth lines with these module arguments (vlock: no example)

@@ -55,6 +55,7 @@ final class CheckerWorld {
             require_passcode = none
             lid_path = \(f.dir)/lid
             logind_path = \(f.dir)/sessions
+            proc_path = \(f.dir)/proc
             \(extra)
             """
         try text.write(toFile: etcSecurity + "/biounlock.conf", atomically: false, encoding: .utf8)

@@ -67,6 +67,7 @@ final class DebianStackTests: XCTestCase {
             require_passcode = none
             lid_path = \(f.dir)/lid
             logind_path = \(f.dir)/sessions
+            proc_path = \(f.dir)/proc
             \(extra)
             """
         let path = f.dir + "/etc-security-upper/biounlock.conf"

@@ -69,7 +69,7 @@ final class KeptPasswordTests: XCTestCase {
     }
 
     /// The module's defaults as ModuleFixture writes them (for the keep_password line).
-    var defaults: String { "db=\(fixture.storePath) \(fixture.sensorArguments) config=\(fixture.dir)/none.conf lid_path=\(fixture.dir)/lid logind_path=\(fixture.dir)/sessions" }
+    var defaults: String { "db=\(fixture.storePath) \(fixture.sensorArguments) config=\(fixture.dir)/none.conf lid_path=\(fixture.dir)/lid logind_path=\(fixture.dir)/sessions proc_path=\(fixture.dir)/proc" }
 
     /// Debian's login stacks as pam-auth-update writes common-auth (a success of biounlock jumps
     /// to pam_permit, so the lines after the password block run either way), the keep_password
@@ -319,6 +319,7 @@ final class KeptPasswordTests: XCTestCase {
             require_passcode = boot
             lid_path = \(fixture.dir)/lid
             logind_path = \(fixture.dir)/sessions
+            proc_path = \(fixture.dir)/proc
             """.write(toFile: etcSecurity + "/biounlock.conf", atomically: false, encoding: .utf8)
         chmod(etcSecurity + "/biounlock.conf", 0o644)
         chmod(fixture.dir, 0o755)   // the harness, as the user, reads the service files; db/ stays 0700

@@ -118,7 +118,7 @@ final class ModuleFixture {
     func service(_ arguments: String = "", name: String = "biotest", includeDefaults: Bool = true, after: String? = nil,
                  control: String = "[success=done ignore=ignore default=die]") throws {
         let defaults = includeDefaults
-            ? "db=\(storePath) \(sensorArguments) timeout=\(defaultTimeout) config=\(dir)/none.conf require_passcode=none lid_path=\(dir)/lid logind_path=\(dir)/sessions "
+            ? "db=\(storePath) \(sensorArguments) timeout=\(defaultTimeout) config=\(dir)/none.conf require_passcode=none lid_path=\(dir)/lid logind_path=\(dir)/sessions proc_path=\(dir)/proc "
             : ""
         let text = """
             auth \(control) \(modulePath) \(defaults)\(arguments)

@@ -77,7 +77,7 @@ final class FprintdCLITests: XCTestCase {
         let pam = dir + "/pam.d"
         try? FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: false)
         try """
-            auth [success=done ignore=ignore default=die] \(cliBuildDirectory)/pam_biounlock.so config=\(config) db=\(db) require_passcode=\(requirePasscode) lid_path=\(dir)/lid logind_path=\(dir)/sessions timeout=5 \(arguments)
+            auth [success=done ignore=ignore default=die] \(cliBuildDirectory)/pam_biounlock.so config=\(config) db=\(db) require_passcode=\(requirePasscode) lid_path=\(dir)/lid logind_path=\(dir)/sessions proc_path=\(dir)/proc timeout=5 \(arguments)
             auth requisite pam_debug.so auth=try_again
             """.write(toFile: pam + "/biotest", atomically: true, encoding: .utf8)
         let d = try fprintd()

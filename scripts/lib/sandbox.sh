@@ -169,6 +169,8 @@ sandbox_write_config() {
     chmod 0440 "$SANDBOX_DIR/etc/sudoers"
 
     local args="db=$SANDBOX_DB sensor=simulated sim_socket=$SANDBOX_SOCK timeout=$SANDBOX_TIMEOUT ${SANDBOX_MODULE_ARGS:-}"
+    # As in sandbox_module_args: no host process makes a transaction remote.
+    [ "${SANDBOX_PID_NS:-0}" = 1 ] || args="$args proc_path=$SANDBOX_DIR/proc"
     # The recommended stack (README): biounlock, then pam_unix with try_first_pass, which takes
     # text typed at biounlock's prompt that was not the PIN as the Unix password.
     cat >"$SANDBOX_DIR/etc/pam.d/sudo" <<EOF
@@ -201,8 +203,14 @@ SANDBOX_CONTROL='[success=done ignore=ignore authinfo_unavail=ignore maxtries=ig
 # sandbox_module_args [ARGS...]: the module arguments that point at this sandbox -- its store and
 # simulated sensor, and a config file, lid and logind directories of its own (absent or empty),
 # so that nothing of the host's state leaks in -- then ARGS.
+# Processes (proc_path) are read from the sandbox's own /proc when it has a PID namespace, whose
+# init ends every ancestry (an sshd started in the sandbox counts, the host's do not); without
+# one, from an empty directory, so that the host's own process tree (a CI runner started over
+# SSH) never makes a transaction remote.
 sandbox_module_args() {
-    echo "db=$SANDBOX_DB sensor=simulated sim_socket=$SANDBOX_SOCK config=$SANDBOX_DIR/etc/biounlock.conf lid_path=$SANDBOX_DIR/lid logind_path=$SANDBOX_DIR/sessions $*"
+    local procs=""
+    [ "${SANDBOX_PID_NS:-0}" = 1 ] || procs="proc_path=$SANDBOX_DIR/proc"
+    echo "db=$SANDBOX_DB sensor=simulated sim_socket=$SANDBOX_SOCK config=$SANDBOX_DIR/etc/biounlock.conf lid_path=$SANDBOX_DIR/lid logind_path=$SANDBOX_DIR/sessions $procs $*"
 }
 
 # sandbox_write_stack SERVICE [ARGS...]: writes pam.d/SERVICE with the recommended stack

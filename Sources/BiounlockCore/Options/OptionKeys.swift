@@ -130,6 +130,10 @@ extension Options {
             guard let v, isAbsolutePath(v) else { return false }
             o.logindPath = v; return true
         },
+        OptionKey(name: "proc_path", accepts: "an absolute path") { o, v in
+            guard let v, isAbsolutePath(v) else { return false }
+            o.procPath = v; return true
+        },
         OptionKey(name: "log_retention", accepts: "a duration such as 90d, 12h") { o, v in
             guard let v, let n = parseDuration(v), n > 0 else { return false }
             o.logRetentionSeconds = n; return true

@@ -98,6 +98,9 @@ public struct Options: Equatable, Sendable {
     public var lidReaderIDsPath: String = "/lib/udev/hwdb.d/60-autosuspend-libfprint-2.hwdb"
     /// Where systemd-logind keeps its session files (REMOTE=1 marks a remote session).
     public var logindPath: String = "/run/systemd/sessions"
+    /// Where processes are read when logind knows nothing of the session: an sshd above the
+    /// caller, or holding its audit session, marks it remote (SessionProbe.sshdReason).
+    public var procPath: String = "/proc"
     /// Audit events older than this (seconds) are pruned.
     public var logRetentionSeconds: Int = 90 * 86400
     /// At most this many audit events are kept.

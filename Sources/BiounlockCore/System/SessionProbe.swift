@@ -26,13 +26,15 @@ public enum SessionProbe {
     ///   - environment: looks a variable up in the PAM environment, then the process environment.
     public static func facts(rhost: String, tty: String = "", environment: (String) -> String?, options: Options,
                              hostname: String? = SessionProbe.hostname()) -> SessionFacts {
-        SessionFacts(remote: remoteReason(rhost: rhost, tty: tty, environment: environment, logindPath: options.logindPath, hostname: hostname),
+        SessionFacts(remote: remoteReason(rhost: rhost, tty: tty, environment: environment, logindPath: options.logindPath, hostname: hostname,
+                                          procPath: options.procPath),
                      lidClosed: lidClosed(at: options.lidPath)
                         && externalReader(usbPath: options.lidUSBPath, readerIDsPath: options.lidReaderIDsPath) == nil)
     }
 
     public static func remoteReason(rhost: String, tty: String = "", environment: (String) -> String?, logindPath: String,
-                                    hostname: String?, hostsPath: String = "/etc/hosts", sessionIDPath: String = "/proc/self/sessionid") -> String? {
+                                    hostname: String?, hostsPath: String = "/etc/hosts", sessionIDPath: String = "/proc/self/sessionid",
+                                    procPath: String = "/nonexistent") -> String? {
         if !rhost.isEmpty && !isLocal(rhost, hostname: hostname, hostsPath: hostsPath) { return "PAM_RHOST=\(sanitizedForLog(rhost))" }
         // sshd (auth-pam.c) sets PAM_TTY to "ssh" for every authentication, whatever the client's address.
         if tty == "ssh" { return "PAM_TTY=ssh" }
@@ -40,10 +42,87 @@ public enum SessionProbe {
         for name in ["SSH_CONNECTION", "SSH_CLIENT"] {
             if let value = environment(name), !value.isEmpty { return name }
         }
-        if let id = sessionID(path: sessionIDPath), logindSaysRemote(sessionID: id, logindPath: logindPath) {
-            return "logind session \(id) is remote"
+        let id = sessionID(path: sessionIDPath)
+        if let id, let remote = logindSaysRemote(sessionID: id, logindPath: logindPath) {
+            // logind's word, when it has one, decides: a session it registered as local began at
+            // this machine (the audit session id is logind's session id, and nobody can change it).
+            return remote ? "logind session \(id) is remote" : nil
+        }
+        return sshdReason(sessionID: id, procPath: procPath)
+    }
+
+    /// When logind knows nothing of the session -- no logind (a container, a distribution without
+    /// systemd), or an SSH login whose stack lacks pam_systemd -- sudo's `env_reset` hides
+    /// SSH_CONNECTION from the module, and a user typing `sudo` over SSH would get the PIN prompt.
+    /// Then the processes say it: an sshd (OpenSSH 9.8 on: sshd-session) among this process's
+    /// ancestors, or, for a login that has an audit session (pam_loginuid, in Debian's
+    /// /etc/pam.d/sshd), an sshd process in that same session -- which also covers a tmux or
+    /// screen server started from that login (its parent is init by then) while the login lasts.
+    ///
+    /// Security choice: this can only make a session remote, never local, and it is read only
+    /// from the kernel's /proc: a process's name there is the name of what it executed, which a
+    /// user can change for their own processes only, to look *more* remote; the audit session
+    /// id is inherited and only CAP_AUDIT_CONTROL changes it. A user who leaves the ancestry
+    /// (setsid and a double fork) and has no audit session escapes it, as they would escape
+    /// logind's view without pam_systemd: this is the fallback, logind is the rule.
+    static func sshdReason(sessionID id: String?, procPath: String) -> String? {
+        if let pid = sshdAncestor(procPath: procPath) { return "an ancestor process is sshd (pid \(pid))" }
+        if let id, let pid = sshdInSession(id, procPath: procPath) { return "sshd (pid \(pid)) holds audit session \(id)" }
+        return nil
+    }
+
+    /// The first process from this one up to init whose name is sshd's; at most 64 levels.
+    static func sshdAncestor(procPath: String) -> Int? {
+        var pid = "self"
+        for _ in 0..<64 {
+            guard case .success(let text) = readSmallFile(procPath + "/" + pid + "/stat"), let stat = ProcessStat(text) else { return nil }
+            if isSSHD(stat.name) { return stat.pid }
+            guard stat.parent > 1 else { return nil }
+            pid = String(stat.parent)
         }
         return nil
+    }
+
+    /// An sshd process whose audit session is `id`: one pass over `procPath`, at most 32768
+    /// processes; read only when logind has no record of the session.
+    static func sshdInSession(_ id: String, procPath: String) -> Int? {
+        var found: Int?
+        var seen = 0
+        Directory.forEachEntry(in: procPath) { name in
+            seen += 1
+            guard seen <= 32768 else { return false }
+            guard !name.isEmpty, name.utf8.count <= 10, name.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  case .success(let session) = readSmallFile(procPath + "/" + name + "/sessionid"),
+                  OptionParser.trim(withoutNewlines(session)) == id,
+                  case .success(let text) = readSmallFile(procPath + "/" + name + "/stat"), let stat = ProcessStat(text),
+                  isSSHD(stat.name) else { return true }
+            found = stat.pid
+            return false
+        }
+        return found
+    }
+
+    /// OpenSSH's daemon: `sshd`, and since 9.8 its per-connection `sshd-session` (and `sshd-auth`).
+    static func isSSHD(_ name: Substring) -> Bool {
+        name == "sshd" || name.hasPrefix("sshd-")
+    }
+
+    /// The fields of /proc/PID/stat this reads: the pid, the name (between the first "(" and the
+    /// last ")": a name may hold either), and the parent's pid (the second field after it).
+    struct ProcessStat {
+        let pid: Int
+        let name: Substring
+        let parent: Int
+
+        init?(_ text: String) {
+            guard let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close,
+                  let pid = Int(OptionParser.trim(text[..<open])) else { return nil }
+            let rest = text[text.index(after: close)...].split(separator: " ", maxSplits: 3)
+            guard rest.count >= 2, let parent = Int(rest[1]) else { return nil }
+            self.pid = pid
+            self.name = text[text.index(after: open)..<close]
+            self.parent = parent
+        }
     }
 
     /// Whether PAM_RHOST names this machine: one of `localNames`, exactly the host name, or a name
@@ -108,8 +187,10 @@ public enum SessionProbe {
         return id
     }
 
-    static func logindSaysRemote(sessionID: String, logindPath: String) -> Bool {
-        guard case .success(let text) = readSmallFile(logindPath + "/" + sessionID) else { return false }
+    /// What logind's file for the session says: remote (REMOTE=1), local, or nil when there is
+    /// no such file (no logind, or a session it did not register).
+    static func logindSaysRemote(sessionID: String, logindPath: String) -> Bool? {
+        guard case .success(let text) = readSmallFile(logindPath + "/" + sessionID) else { return nil }
         return text.split(whereSeparator: \.isNewline).contains("REMOTE=1")
     }
 

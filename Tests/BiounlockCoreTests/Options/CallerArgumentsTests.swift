@@ -17,13 +17,13 @@ final class CallerArgumentsTests: XCTestCase {
                        "fprint_helper=/tmp/helper", "fprintd_helper=/tmp/fhelper", "fprint_virtual_device=/tmp/vd", "fprint_virtual_device_storage=/tmp/vds",
                        "fprint_device=evil", "check_helper=/tmp/check", "passcode_lockout=1000", "bio_lockout=1000",
                        "bio_unlock_time=1s", "require_passcode=none", "lid_path=/tmp", "lid_usb_path=/tmp",
-                       "lid_reader_ids=/tmp/ids", "logind_path=/tmp", "log_retention=1s", "log_max_events=100", "debug", "no_such_key=1", "timeout=abc"]
+                       "lid_reader_ids=/tmp/ids", "logind_path=/tmp", "proc_path=/tmp", "log_retention=1s", "log_max_events=100", "debug", "no_such_key=1", "timeout=abc"]
         let (options, ignored) = file.applyingCallerArguments(hostile)
         XCTAssertEqual(options, file, "nothing of it taken")
         XCTAssertEqual(ignored, ["db", "config", "sim_socket", "sensor", "fprint_helper", "fprintd_helper", "fprint_virtual_device",
                                  "fprint_virtual_device_storage", "fprint_device", "passcode_lockout",
                                  "bio_lockout", "bio_unlock_time", "require_passcode", "lid_path", "lid_usb_path", "lid_reader_ids", "logind_path",
-                                 "log_retention", "log_max_events", "debug", "no_such_key", "timeout"])
+                                 "proc_path", "log_retention", "log_max_events", "debug", "no_such_key", "timeout"])
     }
 
     func testTheModulesOwnKeyIsDroppedQuietly() {

@@ -91,6 +91,67 @@ final class SessionProbeTests: XCTestCase {
         XCTAssertNotNil(SessionProbe.bootID())
     }
 
+    /// Without a logind record of the session, the processes say whether it came over SSH: an
+    /// sshd (or OpenSSH 9.8's sshd-session) above this process, or an sshd in its audit session
+    /// (a tmux server started from an SSH login, whose parent is init). A fake /proc (proc_path).
+    func testWithoutLogindAnSSHDAboveOrInTheSessionMakesItRemote() throws {
+        let dir = NSTemporaryDirectory() + "probe-proc-\(getpid())"
+        let proc = dir + "/proc"
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir + "/sessions", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func process(_ pid: String, _ stat: String, session: String = "4294967295") throws {
+            try FileManager.default.createDirectory(atPath: proc + "/" + pid, withIntermediateDirectories: true)
+            try stat.write(toFile: proc + "/" + pid + "/stat", atomically: true, encoding: .utf8)
+            try session.write(toFile: proc + "/" + pid + "/sessionid", atomically: true, encoding: .utf8)
+        }
+        let sessionID = dir + "/sessionid"
+        func reason(audit: String = "4294967295") throws -> String? {
+            try audit.write(toFile: sessionID, atomically: true, encoding: .utf8)
+            return SessionProbe.remoteReason(rhost: "", tty: "/dev/pts/3", environment: { _ in nil }, logindPath: dir + "/sessions",
+                                             hostname: "box", sessionIDPath: sessionID, procPath: proc)
+        }
+        // sudo <- bash <- sshd: alice@pts/0 (the name stays sshd) <- sshd [priv] <- sshd <- init
+        try process("self", "4242 (sudo) S 4100 4242 4100 34816 4242 4194560 118 0 0 0\n")
+        try process("4100", "4100 (bash) S 4090 4100 4100 34816\n")
+        try process("4090", "4090 (sshd) S 4080 4080 4080 0\n")
+        XCTAssertEqual(try reason(), "an ancestor process is sshd (pid 4090)")
+        try process("4090", "4090 (sshd-session) S 4080 4080 4080 0\n")
+        XCTAssertEqual(try reason(), "an ancestor process is sshd (pid 4090)", "OpenSSH 9.8 on")
+        // A local terminal: no sshd up to init.
+        try process("4090", "4090 (gnome-terminal-) S 1 4080 4080 0\n")
+        XCTAssertNil(try reason())
+        // A name with spaces and parentheses is read up to the last ")".
+        try process("4100", "4100 (a) (sshd) S 4090 4100\n")
+        XCTAssertNil(try reason(), "a process named 'a) (sshd' is not sshd")
+        try process("4100", "4100 (bash) S 4090 4100\n")
+        // A loop in a damaged tree ends (64 levels at most); an unreadable stat ends the walk.
+        try process("4090", "4090 (bash) S 4100 4080 4080 0\n")
+        XCTAssertNil(try reason())
+        try process("4090", "garbage")
+        XCTAssertNil(try reason())
+        try process("4090", "4090 (gnome-terminal-) S 1 4080 4080 0\n")
+
+        // A tmux server started from an SSH login (its parent is init by then) while the login
+        // lasts: an sshd process in the same audit session.
+        try process("self", "4242 (sudo) S 4100 4242 4100 34816 4242\n", session: "7")
+        try process("3000", "3000 (tmux: server) S 1 3000 3000 0\n", session: "7")
+        try process("2990", "2990 (sshd) S 2980 2980 2980 0\n", session: "9")
+        XCTAssertNil(try reason(audit: "7"), "an sshd of another audit session is another login")
+        try process("2991", "2991 (sshd) S 2980 2980 2980 0\n", session: "7")
+        XCTAssertEqual(try reason(audit: "7"), "sshd (pid 2991) holds audit session 7")
+        XCTAssertNil(try reason(), "without an audit session there is no session to look for")
+        // logind's record, when there is one, decides -- both ways.
+        try "UID=1000\nREMOTE=0\n".write(toFile: dir + "/sessions/7", atomically: true, encoding: .utf8)
+        XCTAssertNil(try reason(audit: "7"), "logind registered the session as local")
+        try "UID=1000\nREMOTE=1\n".write(toFile: dir + "/sessions/7", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try reason(audit: "7"), "logind session 7 is remote")
+
+        // The default: no processes are read unless asked (Options.procPath is /proc).
+        XCTAssertNil(SessionProbe.remoteReason(rhost: "", environment: { _ in nil }, logindPath: "/x", hostname: "box"))
+        XCTAssertEqual(Options().procPath, "/proc")
+    }
+
     /// Issue 33: a closed lid skips the built-in reader, not one plugged into a removable USB port
     /// (a docked laptop). A fake sysfs tree (lid_usb_path) and id list (lid_reader_ids), as
     /// lid_path fakes /proc/acpi.

@@ -34,7 +34,7 @@ world_create() {
 
 world_args() {
     local w=$1
-    echo "db=$w/store/biounlock.db sensor=simulated sim_socket=$w/sim/s config=$w/none.conf lid_path=$w/lid logind_path=$w/sessions"
+    echo "db=$w/store/biounlock.db sensor=simulated sim_socket=$w/sim/s config=$w/none.conf lid_path=$w/lid logind_path=$w/sessions proc_path=$w/proc"
 }
 
 world_service() {
