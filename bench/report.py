@@ -261,9 +261,12 @@ def main():
       "but misses the cost of durable writes.")
     w("")
     w("Module arguments: `sensor=simulated sim_socket=… db=… config=… require_passcode=none "
-      "lid_path=… logind_path=… timeout=2`; `config` is a copy of the config file every install has "
+      "lid_path=… logind_path=… proc_path=… timeout=2`; `config` is a copy of the config file every install has "
       "(`pam.d/biounlock.conf.example`, installed as /etc/security/biounlock.conf), which the module reads "
-      "in every transaction; the arguments override what differs for the bench. (The baseline's runs named "
+      "in every transaction; the arguments override what differs for the bench. `logind_path` and `proc_path` "
+      "name empty directories: logind has no record of the session, and no process is above the caller, so "
+      "a bench started over SSH measures the same local transactions (the walk up the caller's processes "
+      "that a machine without logind makes is left out). (The baseline's runs named "
       "a missing config file instead, `config=/nonexistent`, for which the module logged a notice in every "
       "transaction.)")
     w("")
