@@ -12,6 +12,10 @@
 #   pam_start, so it goes through the checker too; PIN, Unix password, Enter then a touch; then
 #   once more in zh_CN.UTF-8, where the checker's texts are Chinese (the module relays the
 #   locale; the checker's config names the catalogs).
+# - xsecurelock as Debian ships it (no pam.d file: pam_start("common-auth"), pam-auth-update's
+#   common-auth with biounlock, Debian's `other`), under the same Xvfb: its authproto_pam runs as
+#   the user, through the checker; a touch at the touch request, the Unix password typed at once,
+#   the PIN at the prompt, and a wrong PIN then the password unlock it as they should.
 # - vlock on a terminal (expect): it is setuid root, so the module decides in-process (no
 #   checker); a touch and the PIN at its type-or-touch prompt.
 # Then the audit log holds exactly the rows a root caller would have left.
@@ -38,7 +42,7 @@ helpers=""
 cleanup() { sandbox_destroy; [ -n "$helpers" ] && rm -rf -- "$helpers"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-for tool in Xvfb xdotool i3lock xscreensaver vlock expect; do
+for tool in Xvfb xdotool i3lock xscreensaver xsecurelock strace vlock expect; do
     command -v "$tool" >/dev/null 2>&1 || { fail "tool '$tool' is installed (run ./scripts/deps)"; finish; }
 done
 [ -x "$BUILD_DIR/biounlock-check" ] || { fail "a build with biounlock-check in $BUILD_DIR (run ./scripts/build)"; finish; }
@@ -52,6 +56,16 @@ mkdir -m 0700 "$out"
 mkdir -p "$repo/.build/test-helpers" && chmod 0755 "$repo/.build" "$repo/.build/test-helpers"
 helpers="$(mktemp -d "$repo/.build/test-helpers/lockers.XXXXXX")" && chmod 0755 "$helpers"
 install -m 4755 -o root -g root "$BUILD_DIR/biounlock-check" "$helpers/biounlock-check"
+# xsecurelock's auth_x11 under strace (XSECURELOCK_AUTH: a name that starts with auth_), so that the
+# texts authproto_pam sends it -- what the user sees -- are in the log: its reads of plain text
+# from any descriptor but 0 (the keys), one line each, to its standard error.
+cat >"$helpers/auth_traced" <<'SH'
+#!/bin/sh
+exec strace -qq -e trace=read -s 400 \
+    -o '|grep --line-buffered -E "^read\([1-9][0-9]*, \"[^\\]*\", [0-9]+\) += [0-9]+$" >&2' \
+    /usr/libexec/xsecurelock/auth_x11 "$@"
+SH
+chmod 0755 "$helpers/auth_traced"
 
 # The root-owned config the checker reads (bound over /etc/security inside the sandbox), and
 # each locker's pam.d file.
@@ -91,10 +105,14 @@ cp /etc/pam.d/common-account "$SANDBOX_DIR/etc/pam.d/common-account"   # xscreen
 # from Tests/Fixtures/debian-pam.d, unedited, and the common-auth Debian's real pam-auth-update
 # writes with biounlock's profile, with the built module and this checker copy put in.
 mkdir -p "$SANDBOX_DIR/debian-pam.d" "$SANDBOX_DIR/layout"
-cp "$repo/Tests/Fixtures/debian-pam.d/i3lock" "$repo/Tests/Fixtures/debian-pam.d/login" "$SANDBOX_DIR/debian-pam.d/"
+cp "$repo/Tests/Fixtures/debian-pam.d/i3lock" "$repo/Tests/Fixtures/debian-pam.d/login" "$repo/Tests/Fixtures/debian-pam.d/other" \
+    "$SANDBOX_DIR/debian-pam.d/"
 sh "$here/lib/pam-auth-update-layout.sh" "$SANDBOX_DIR/layout" "$repo/packaging/pam-configs/biounlock" >"$out/layout.log" 2>&1
 sed "s|pam_biounlock\.so|$BUILD_DIR/pam_biounlock.so check_helper=$helpers/biounlock-check|" "$SANDBOX_DIR/layout/common-auth" \
     >"$SANDBOX_DIR/debian-pam.d/common-auth"
+# Debian's `other` includes all four (xsecurelock's account group comes from it).
+cp "$SANDBOX_DIR/layout/common-account" "$SANDBOX_DIR/layout/common-password" "$SANDBOX_DIR/layout/common-session" \
+    "$SANDBOX_DIR/debian-pam.d/"
 chmod 0644 "$SANDBOX_DIR/debian-pam.d/"*
 stack >"$SANDBOX_DIR/etc/pam.d/vlock"
 chmod 0644 "$SANDBOX_DIR/etc/pam.d/"*
@@ -113,7 +131,7 @@ sandbox_run '
     mount --bind "$SANDBOX_DIR/etc-security" /etc/security || exit 1
     LOCKERS_DEBUG=${LOCKERS_DEBUG:-} timeout -k 5 240 unshare --net --pid --fork --mount-proc bash -c "source \"\$SANDBOX_LIB\"; source \"\$SANDBOX_DIR/run/x-session.sh\" \"\$@\"" \
         x-session "$@" >"$SANDBOX_DIR/out/x-session.log" 2>&1
-' "$USER_" "$USER_UID" "$UNIX_PW" "$PIN" "$FINGER"
+' "$USER_" "$USER_UID" "$UNIX_PW" "$PIN" "$FINGER" "$helpers/auth_traced"
 result() { [ "$(cat "$out/$1.result" 2>/dev/null)" = "$2" ]; }
 logs=("$out/x-session.log" "$out/xvfb.log" "$out/i3lock.log" "$out/touch.log")
 check "X: Xvfb started in a namespace of its own (-displayfd)" result setup ok -- "${logs[@]}"
@@ -139,6 +157,16 @@ check "xscreensaver in zh_CN.UTF-8: the checker's touch request and prompt in Ch
           grep -q "TEXT_INFO=\"请触摸指纹读取器以进行 解锁屏幕 认证\"" "$out/xscreensaver-zh.log" &&
           grep -q "ECHO_OFF=\"PIN 码或密码（解锁屏幕），或触摸指纹读取器后按回车键：\"" "$out/xscreensaver-zh.log"' \
     -- "$out/x-session.log" "$out/xscreensaver-zh.log"
+xsl=("$out/x-session.log" "$out/xsecurelock.log" "$out/touch.log")
+check "xsecurelock (Debian's: pam_start(\"common-auth\"), pam-auth-update's common-auth): a touch at the touch request unlocks (authproto_pam as the user, through the checker)" \
+    result xsecurelock-touch unlocked -- "${xsl[@]}" "$SANDBOX_DIR/debian-pam.d/common-auth"
+check "xsecurelock: the Unix password typed at once (during the touch request) unlocks" result xsecurelock-password unlocked -- "${xsl[@]}"
+check "xsecurelock: the PIN typed at the prompt unlocks" result xsecurelock-pin unlocked -- "${xsl[@]}"
+check "xsecurelock: a wrong PIN leaves the screen locked (it runs the stack again)" result xsecurelock-wrong locked -- "${xsl[@]}"
+check "xsecurelock: ... and the Unix password then unlocks" result xsecurelock-wrong-then-password unlocked -- "${xsl[@]}"
+check "xsecurelock: it showed biounlock's touch request, then its prompt, in words (unlocking the screen, not common-auth)" \
+    eval 'grep -q "\"Touch the fingerprint reader to authenticate for unlocking the screen\"" "$out/xsecurelock.log" &&
+          grep -q "\"PIN or password for unlocking the screen, or touch the reader, then press Enter: \"" "$out/xsecurelock.log"' -- "$out/xsecurelock.log"
 
 # ---- vlock, on a terminal ----
 cat >"$SANDBOX_DIR/run/vlock.exp" <<'EXP'
@@ -194,6 +222,11 @@ xscreensaver success passcode passcode-accepted
 i3lock success fingerprint finger-matched
 i3lock success passcode passcode-accepted
 i3lock unavailable password password-handed-over
+common-auth success fingerprint finger-matched
+common-auth unavailable password password-handed-over
+common-auth success passcode passcode-accepted
+common-auth unavailable passcode wrong-passcode
+common-auth unavailable password password-handed-over
 vlock success fingerprint finger-matched
 vlock success passcode passcode-accepted
 EOF

@@ -8,7 +8,8 @@ import BiounlockSensors
 
 /// Issue 33, item 1: the desktop's PAM files as Debian ships them, with nothing edited by hand.
 /// GDM's `gdm-password` is the gdm3 package's own file, i3lock's and login's those of the i3lock
-/// and login packages (Tests/Fixtures/debian-pam.d, unedited; README.md there),
+/// and login packages, SDDM's and LightDM's those of the sddm and lightdm packages
+/// (Tests/Fixtures/debian-pam.d, unedited; README.md there),
 /// and common-auth/common-account are what Debian's real pam-auth-update writes with biounlock's
 /// profile enabled (Tests/EndToEnd/lib/pam-auth-update-layout.sh, in a private mount namespace).
 /// libpam resolves `@include` in /etc/pam.d even under pam_start_confdir, so the generated
@@ -47,7 +48,9 @@ final class DebianStackTests: XCTestCase {
         XCTAssertTrue(commonAuth.contains("pam_biounlock.so"), "the profile is in common-auth: \(commonAuth)")
         try FileManager.default.copyItem(atPath: Self.fixtures + "/gdm-password", toPath: fixture.confdir + "/gdm-password")
         try FileManager.default.copyItem(atPath: Self.fixtures + "/i3lock", toPath: fixture.confdir + "/i3lock")
-        try FileManager.default.copyItem(atPath: Self.fixtures + "/other", toPath: fixture.confdir + "/other")
+        for name in ["other", "sddm", "sddm-greeter", "sddm-autologin", "lightdm", "lightdm-greeter"] {
+            try FileManager.default.copyItem(atPath: Self.fixtures + "/" + name, toPath: fixture.confdir + "/" + name)
+        }
         for d in ["security-upper", "security-work", "etc-security-upper", "etc-security-work"] {
             try FileManager.default.createDirectory(atPath: fixture.dir + "/" + d, withIntermediateDirectories: false,
                                                     attributes: [.posixPermissions: 0o755])
@@ -201,6 +204,79 @@ final class DebianStackTests: XCTestCase {
         let t = try transaction("kde-fingerprint", answers: [ModuleFixture.pin])
         XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
         XCTAssertTrue(t.messages.contains { $0.hasPrefix("PROMPT_OFF: ") && $0.contains(ContractText.pinOrPassword) }, "\(t.messages)")
+    }
+
+    // MARK: SDDM (KDE's login screen) and LightDM as Debian ships them
+
+    /// SDDM's greeter takes the user's name and password before PAM starts; its helper then runs
+    /// `sddm` (`@include common-auth`) and answers every prompt with that password, while
+    /// messages only go to the greeter's message line (sddm's PamBackend::converse) -- a caller
+    /// like i3lock. `sddm` is in prompt_first_services: the prompt comes at once (no touch request
+    /// holding the password back touch_first seconds), the Unix password or the PIN typed in the
+    /// greeter logs in, and Login with the field empty waits for the finger, which logs in.
+    /// SDDM has no fingerprint stack of its own, so the reader is biounlock's there.
+    func testSddmAsDebianShipsItTakesTheGreetersPasswordAtOnceAndTheFinger() throws {
+        let prompt = "PROMPT_OFF: " + ContractText.orEnter(ContractText.pinOrPassword, "sddm")
+        let password = try transaction("sddm", answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(password.code, "PAM_SUCCESS", password.raw.stdout + password.raw.stderr)
+        XCTAssertEqual(password.messages, [prompt], "the prompt first: no touch request before it")
+        let pin = try transaction("sddm", answers: [ModuleFixture.pin])
+        XCTAssertEqual(pin.code, "PAM_SUCCESS", pin.raw.stdout)
+        XCTAssertEqual(pin.messages, [prompt])
+        let wrong = try transaction("sddm", answers: ["not-the-password"])
+        XCTAssertEqual(wrong.code, "PAM_AUTH_ERR", wrong.raw.stdout)
+
+        let finger = try transaction("sddm", answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
+        XCTAssertEqual(finger.messages.first, prompt)
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
+    }
+
+    /// With `prompt_first_services = none`, sddm's stack shows the touch request first and holds
+    /// the greeter's password back touch_first seconds (what Debian's layout did before).
+    func testWithoutPromptFirstServicesSddmWaitsBehindTheTouchRequest() throws {
+        try config("prompt_first_services = none")
+        let t = try transaction("sddm", answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+        XCTAssertEqual(t.messages.first, "INFO: " + ContractText.touchRequest("sddm"), "\(t.messages)")
+    }
+
+    /// The greeters' own stacks start the greeter as its system user (sddm-greeter, lightdm-greeter:
+    /// `auth required pam_permit.so`), and sddm-autologin logs in without a secret: biounlock never
+    /// runs there -- no message, no reader, no audit row -- even for an enrolled user's name, and
+    /// the profile's account line in common-account (sddm-greeter, sddm-autologin include it)
+    /// changes nothing.
+    func testTheGreetersOwnStacksAndAutologinNeverRunBiounlock() throws {
+        let before = try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 100).count
+        for service in ["sddm-greeter", "sddm-autologin", "lightdm-greeter"] {
+            let t = try fixture.authenticate(service: service, touches: [ModuleFixture.scan(ModuleFixture.fingerID)],
+                                             extra: ["--syslog", "--acct-mgmt"], wrapper: wrapper, touchWait: 500)
+            XCTAssertEqual(t.code, "PAM_SUCCESS", service + ": " + t.raw.stdout + t.raw.stderr)
+            XCTAssertTrue(t.raw.stdout.contains("ACCT 0 PAM_SUCCESS"), service + ": " + t.raw.stdout)
+            XCTAssertEqual(t.messages, [], service)
+            XCTAssertEqual(t.syslog, [], service)
+        }
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 100).count, before)
+    }
+
+    /// LightDM's greeters (lightdm-gtk-greeter, slick-greeter) show each PAM message and prompt
+    /// as it comes and wait for the user's answer, like a dialog; light-locker runs no PAM of its
+    /// own (it switches to LightDM's greeter, whose `lightdm` stack unlocks). With Debian's
+    /// `lightdm` file (`@include common-auth`): the touch request, a touch logs in; or the
+    /// prompt after touch_first, where the PIN or the Unix password logs in.
+    func testLightdmAsDebianShipsItAsksAsADialog() throws {
+        let touchRequest = "INFO: " + ContractText.touchRequest("lightdm")
+        let finger = try transaction("lightdm", answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout + finger.raw.stderr)
+        XCTAssertEqual(finger.messages.first, touchRequest, "\(finger.messages)")
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
+
+        let prompt = "PROMPT_OFF: " + ContractText.orEnter(ContractText.pinOrPassword, "lightdm")
+        for secret in [ModuleFixture.pin, UnixStackFixture.daemonPassword] {
+            let t = try transaction("lightdm", answers: [secret])
+            XCTAssertEqual(t.code, "PAM_SUCCESS", t.raw.stdout)
+            XCTAssertEqual(t.messages, [touchRequest, prompt])
+        }
     }
 
     /// The same stack with `password_services = none`: gdm-password may use the reader again,

@@ -19,7 +19,7 @@ enum ContractText {
     /// checks the table itself); any other service keeps its name.
     static func words(_ service: String) -> String {
         ["i3lock": "unlocking the screen", "kde": "unlocking the screen", "kde-fingerprint": "unlocking the screen", "gdm-password": "logging in",
-         "gdm-fingerprint": "logging in", "login": "logging in", "lightdm": "logging in", "sudo": "running a command as root", "polkit-1": "authorising an action"][service] ?? service
+         "gdm-fingerprint": "logging in", "login": "logging in", "lightdm": "logging in", "sddm": "logging in", "sudo": "running a command as root", "polkit-1": "authorising an action"][service] ?? service
     }
     /// `PIN locked for 4 min: use your finger or your password.` / `...: use your password.`
     /// (the time left in whatever form it takes).

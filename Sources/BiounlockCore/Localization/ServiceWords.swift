@@ -25,7 +25,11 @@ public enum ServiceWords {
             return .logIn
         case "i3lock", "swaylock", "hyprlock", "gtklock", "waylock", "xscreensaver", "xsecurelock",
              "light-locker", "vlock", "physlock", "kde", "kde-fingerprint", "kde-smartcard",
-             "gnome-screensaver", "mate-screensaver", "cinnamon-screensaver", "xfce4-screensaver":
+             "gnome-screensaver", "mate-screensaver", "cinnamon-screensaver", "xfce4-screensaver",
+             // Debian's xsecurelock is built with --with-pam-service-name=common-auth (its
+             // authproto_pam calls pam_start("common-auth") unless XSECURELOCK_PAM_SERVICE says
+             // otherwise); no other caller we know of names itself so. Only the words depend on it.
+             "common-auth":
             return .unlockScreen
         case "polkit-1":
             return .authoriseAction

@@ -10,7 +10,8 @@ final class ServiceWordsTests: XCTestCase {
         for s in ["login", "sshd", "gdm-password", "gdm-fingerprint", "lightdm", "sddm", "greetd"] {
             XCTAssertEqual(ServiceWords.words(for: s), "logging in", s)
         }
-        for s in ["i3lock", "swaylock", "hyprlock", "gtklock", "xscreensaver", "xsecurelock", "vlock", "kde", "kde-fingerprint"] {
+        for s in ["i3lock", "swaylock", "hyprlock", "gtklock", "xscreensaver", "xsecurelock", "vlock", "kde", "kde-fingerprint",
+                  "common-auth" /* Debian's xsecurelock: pam_start("common-auth") */] {
             XCTAssertEqual(ServiceWords.words(for: s), "unlocking the screen", s)
         }
         XCTAssertEqual(ServiceWords.words(for: "polkit-1"), "authorising an action")

@@ -9,10 +9,11 @@
 # locker for a moment.)
 #
 # Runs each locker scenario and writes $OUT/NAME.result ("unlocked", "locked", or why not) for
-# the outer script to check. Every wait is bounded. Args: USER UID UNIX-PASSWORD PIN FINGER.
+# the outer script to check. Every wait is bounded. Args: USER UID UNIX-PASSWORD PIN FINGER
+# XSECURELOCK-AUTH (the auth_x11 wrapper).
 set -u
 [ -n "${LOCKERS_DEBUG:-}" ] && set -x
-user=$1 uid=$2 password=$3 pin=$4 finger=$5
+user=$1 uid=$2 password=$3 pin=$4 finger=$5 xsl_auth=$6
 OUT=$SANDBOX_DIR/out
 
 Xvfb -displayfd 7 -nolisten tcp -nolisten unix -noreset -screen 0 800x600x24 7>"$OUT/display" 2>"$OUT/xvfb.log" &
@@ -163,4 +164,68 @@ cp "$SANDBOX_DIR/debian-pam.d/i3lock" "$SANDBOX_DIR/debian-pam.d/login" "$SANDBO
 i3lock_start; xdotool key Return; sandbox_touch "$finger" >>"$OUT/touch.log" 2>&1; i3lock_result debian-i3lock-touch
 i3lock_start; xdotool type --delay 20 "$pin"; xdotool key Return; i3lock_result debian-i3lock-pin
 i3lock_start; xdotool type --delay 20 "$password"; xdotool key Return; i3lock_result debian-i3lock-password
+
+# ---- xsecurelock as Debian ships it (issue 33): no pam.d file of its own -- its authproto_pam
+# runs as the user and calls pam_start("common-auth") (Debian builds it so), with PAM_TTY the
+# display and PAM_RHOST "localhost"; the account and password groups come from Debian's `other`.
+# It shows every conversation message ("PAM says" for a second, or until a key) and its prompt
+# takes the keys typed meanwhile (they wait in its pipe), so it is asked as a dialog: the touch
+# request, touch_first seconds of reader alone, then the prompt. A failed pam_authenticate is
+# run again (up to three times) before it gives up, with the prompt again.
+# XSECURELOCK_AUTH runs its auth_x11 under strace (the name must start with auth_): its reads of
+# authproto_pam's packets are the texts the user sees, in $xsl_log.
+cp "$SANDBOX_DIR/debian-pam.d/other" "$SANDBOX_DIR/debian-pam.d/common-account" "$SANDBOX_DIR/debian-pam.d/common-password" \
+    "$SANDBOX_DIR/debian-pam.d/common-session" /etc/pam.d/
+xsl_log=$OUT/xsecurelock.log xsl_pid=
+xsl_touch='"Touch the fingerprint reader to authenticate for unlocking the screen"'
+xsl_prompt='"PIN or password for unlocking the screen, or touch the reader, then press Enter: "'
+xsl_count() { local n; n=$(grep -c -F "$1" "$xsl_log" 2>/dev/null); echo "${n:-0}"; }
+# xsl_wait_for TEXT BEFORE: until the log has more TEXT lines than BEFORE (at most 20 s).
+xsl_wait_for() { for _ in $(seq 200); do [ "$(xsl_count "$1")" -gt "$2" ] && return 0; sleep 0.1; done; return 1; }
+# xsl_start: locked, then woken: Shift (which types nothing) until its auth_x11 has started
+# authproto_pam; the key that wakes it is discarded anyway. Returns once the touch request is up.
+xsl_start() {
+    local infos
+    infos=$(xsl_count "$xsl_touch")
+    as_user env XSECURELOCK_AUTH="$xsl_auth" xsecurelock >>"$xsl_log" 2>&1 &
+    xsl_pid=$!
+    for _ in $(seq 200); do pgrep -x authproto_pam >/dev/null && break; xdotool key shift; sleep 0.1; done
+    xsl_wait_for "$xsl_touch" "$infos"
+}
+# xsl_result NAME: "unlocked" once xsecurelock exits 0 (at most 20 s), else "locked".
+xsl_result() {
+    for _ in $(seq 200); do kill -0 "$xsl_pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$xsl_pid" 2>/dev/null; then
+        # (This PID namespace holds only what this script started: the one xsecurelock is this one.)
+        echo locked >"$OUT/$1.result"; kill $(pgrep -x xsecurelock) 2>/dev/null; wait "$xsl_pid" 2>/dev/null
+    else
+        wait "$xsl_pid"; [ $? -eq 0 ] && echo unlocked >"$OUT/$1.result" || echo "xsecurelock failed" >"$OUT/$1.result"
+    fi
+    for _ in $(seq 100); do pgrep -x xsecurelock >/dev/null || break; sleep 0.1; done
+}
+# A touch while the touch request is up: no key but the one that woke it.
+if xsl_start; then sandbox_touch "$finger" >>"$OUT/touch.log" 2>&1; fi; xsl_result xsecurelock-touch
+# The Unix password typed at once, while the touch request is up: the prompt takes it when it comes.
+if xsl_start; then
+    xdotool type --delay 20 "$password"; xdotool key Return; echo "xsecurelock-password: Enter at $(date +%s.%N)" >>"$xsl_log"
+fi
+xsl_result xsecurelock-password; echo "xsecurelock-password: ended at $(date +%s.%N)" >>"$xsl_log"
+# The PIN, typed at the prompt.
+prompts=$(xsl_count "$xsl_prompt")
+if xsl_start && xsl_wait_for "$xsl_prompt" "$prompts"; then xdotool type --delay 20 "$pin"; xdotool key Return; fi
+xsl_result xsecurelock-pin
+# A wrong PIN: the stack fails, xsecurelock runs it again (still locked: the touch request and
+# the prompt once more); the Unix password typed there unlocks.
+prompts=$(xsl_count "$xsl_prompt")
+if xsl_start && xsl_wait_for "$xsl_prompt" "$prompts"; then
+    infos=$(xsl_count "$xsl_touch")
+    xdotool type --delay 20 0000; xdotool key Return
+    if xsl_wait_for "$xsl_touch" "$infos" && kill -0 "$xsl_pid" 2>/dev/null; then
+        echo locked >"$OUT/xsecurelock-wrong.result"
+        xsl_wait_for "$xsl_prompt" $((prompts + 1)) && { xdotool type --delay 20 "$password"; xdotool key Return; }
+    else
+        echo "no second attempt after a wrong PIN" >"$OUT/xsecurelock-wrong.result"
+    fi
+fi
+xsl_result xsecurelock-wrong-then-password
 exit 0
