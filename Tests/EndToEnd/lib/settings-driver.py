@@ -277,10 +277,42 @@ try:
         on = wait_for("the toggle on", lambda: state(toggle, pyatspi.STATE_CHECKED) and named("label", "On")(), seconds=20)
         note(on is not None, "toggle-on", "the toggle is not on (or its row does not say On)")
         # Recent events: the user's own audit rows, in words, newest first.
-        seen = wait_for("the events", lambda: named("list item", "biometric unlock turned on")()
+        seen = wait_for("the events", lambda: named("list item", "biometric unlock turned on everywhere")()
                         and named("list item", "finger enrolled: right-index-finger")() and named("list item", "PIN set")(), seconds=20)
         note(seen is not None, "events-shown", "the recent events do not show the PIN, the finger and turning it on")
         snapshot("on")
+        # Where to use it: the expander opened, "Login and Lock Screen" turned off (no password:
+        # turning off needs none); sudo, everything else and the main switch stay on.
+        header = wait_for("the expander", named("list item", "Where to Use It"), seconds=10)
+        login = wait_for("the login switch", named("check box", "Login and Lock Screen"), seconds=10)
+        sudo = named("check box", "sudo")()
+        rest = named("check box", "Everything Else")()
+        # Closed, then open: GTK 4.8 gives these no showing state, so the header's expanded
+        # state (libadwaita sets it) or the switch's size (none while the expander is closed) says it.
+        def size(a):
+            try:
+                e = a.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+                return max(e.width, 0) * max(e.height, 0)
+            except Exception:
+                return -1
+        before = (state(header, pyatspi.STATE_EXPANDED), size(login)) if header and login else None
+        # Opened as a person with a keyboard does: Tab to the expander's row, Space.
+        opened = None
+        if before is not None and tab_to(header, tabs=12):
+            Atspi.generate_keyboard_event(0x20, None, Atspi.KeySynthType.SYM)   # space
+            opened = wait_for("the expander open", lambda: (state(header, pyatspi.STATE_EXPANDED) or size(login) > 0) and header, seconds=5)
+        after = (state(header, pyatspi.STATE_EXPANDED), size(login)) if header and login else None
+        results.write("# expander (expanded, switch size): before %s, after %s\n" % (before, after))
+        note(before is not None and not before[0] and before[1] <= 0 and opened is not None and all((sudo, rest)), "where-opened",
+             "the expander was open already, or did not open from the keyboard (before %s, after %s)" % (before, after))
+        note(login is not None and all(state(a, pyatspi.STATE_CHECKED) for a in (login, sudo, rest)), "where-all-on",
+             "after the main switch turned on, not every switch is on")
+        act(login)
+        off = wait_for("login off", lambda: not state(login, pyatspi.STATE_CHECKED) and state(login, pyatspi.STATE_SENSITIVE)
+                       and named("list item", "biometric unlock turned off for logging in or unlocking the screen")(), seconds=20)
+        note(off is not None and state(sudo, pyatspi.STATE_CHECKED) and state(rest, pyatspi.STATE_CHECKED) and state(toggle, pyatspi.STATE_CHECKED),
+             "where-login-off", "the login switch is not off, or sudo, everything else or the main switch went off with it")
+        snapshot("where")
     if scenario == "remove":
         # The lockout a wrong finger left (bio_lockout=1): the time left and what ends it sooner.
         locked = wait_for("the lockout", named("label", "Locked until cleared by", exact=False), seconds=10)
