@@ -319,7 +319,7 @@ final class SettingsWindow {
                 } else {
                     // Nothing missing: the change itself needs a fresh proof of who is typing.
                     self.withProof(heading: L("Turn On Fingerprint Unlock"), then: { self.enable(scope, control: control) },
-                                   otherwise: { self.setBusy(false); self.refresh() })
+                                   otherwise: { self.setBusy(false); control.settle(false); self.refresh() })
                 }
             }
         }
@@ -347,12 +347,14 @@ final class SettingsWindow {
         }
     }
 
-    /// The seeds' refusal: the switch goes back off, and each missing piece is said under the
-    /// main toggle, with the button that fixes it.
-    func refuse(_ missing: [(String, String)], control: Switch? = nil) {
-        let control = control ?? toggle
-        control.settle(false)
-        if control === toggle { toggleRow.subtitle = L("Off") }
+    /// The seeds' refusal: the switch that asked goes back off, and each missing piece is said
+    /// under the main toggle, with the button that fixes it. (nil: said again after a fix; no
+    /// switch moved.)
+    func refuse(_ missing: [(String, String)], control: Switch?) {
+        if let control {
+            control.settle(false)
+            if control === toggle { toggleRow.subtitle = L("Off") }
+        }
         clearMissing()
         for (code, detail) in missing {
             let (text, fix) = Texts.missing(code, detail: detail)
@@ -381,7 +383,7 @@ final class SettingsWindow {
         bus.callManagerAsync(.checkEnable, [.string(""), .string("")]) { [weak self] result in
             guard let self, case .success(let values) = result else { return }
             let missing = SettingsWindow.pairs(values.first)
-            if missing.isEmpty { self.clearMissing() } else { self.refuse(missing) }
+            if missing.isEmpty { self.clearMissing() } else { self.refuse(missing, control: nil) }
         }
     }
 
