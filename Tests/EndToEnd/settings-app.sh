@@ -105,6 +105,8 @@ in_sandbox '
     kill $finger 2>/dev/null; wait $finger; echo $? >"$o/enrol.touchrc"
     bio status --json >"$o/after-enrol.status.json" 2>&1
     bio log --json --limit 1000 >"$o/after-enrol.events.json" 2>&1
+    # The same window in Japanese, its expander opened (the screenshot the README shows).
+    scenario where-ja "" "" ja_JP.UTF-8 "{\"toggle\": \"指紋によるロック解除\", \"where\": \"使用する場所\", \"login\": \"ログイン画面とロック画面\"}"
     # sudo then: the PIN first (the fingers changed since it was last typed), then the finger.
     run() { local name=$1 input=$2; shift 2
         printf "%b" "$input" >"$o/$name.in"
@@ -182,6 +184,13 @@ check "in German (de_DE.UTF-8): the toggle, the empty finger list, the refusal's
               grep -qx "ok $n" "$g" || exit 1; done ) && ! grep -q "^fail" "$g" &&
           grep -q "^push button '"'"'Finger hinzufügen'"'"'" "$out/refuse-de/refused.tree" && ! grep -q "Add a Finger" "$out/refuse-de/refused.tree"' \
     -- "$g" "$out/refuse-de.log" "$out/refuse-de/refused.tree"
+
+j="$out/where-ja/driver.results"
+check "in Japanese (ja_JP.UTF-8): the toggle, the expander and its switches in Japanese; the expander opens from the keyboard" \
+    eval 'grep -qx "ok toggle-found" "$j" && grep -qx "ok where-ja-opened" "$j" && ! grep -q "^fail" "$j" &&
+          grep -q "^check box '"'"'sudo'"'"'" "$out/where-ja/where-ja.tree" && grep -q "^label '"'"'その他すべて'"'"'" "$out/where-ja/where-ja.tree" &&
+          ! grep -q "Login and Lock Screen" "$out/where-ja/where-ja.tree"' \
+    -- "$j" "$out/where-ja.log" "$out/where-ja/where-ja.tree"
 
 p="$out/pin/driver.results"
 plogs=("$out/pin.log" "$p" "$out/pin/app.err" "$out/svc/dbus.log")
@@ -311,6 +320,7 @@ cp "$out/pin/pin-set.png" "$BUILD_DIR/screenshots/settings-pin-set.png" 2>/dev/n
 cp "$out/enrol/enrolling.png" "$BUILD_DIR/screenshots/settings-enrolling.png" 2>/dev/null
 cp "$out/enrol/on.png" "$BUILD_DIR/screenshots/settings-on.png" 2>/dev/null
 cp "$out/enrol/where.png" "$BUILD_DIR/screenshots/settings-where.png" 2>/dev/null
+cp "$out/where-ja/where-ja.png" "$BUILD_DIR/screenshots/settings-ja.png" 2>/dev/null
 cp "$out/pattern/pattern-dialog.png" "$BUILD_DIR/screenshots/settings-pattern-dialog.png" 2>/dev/null
 cp "$out/pattern/pattern-drawn.png" "$BUILD_DIR/screenshots/settings-pattern.png" 2>/dev/null
 cp "$out/pattern/pattern-mismatch.png" "$BUILD_DIR/screenshots/settings-pattern-mismatch.png" 2>/dev/null
