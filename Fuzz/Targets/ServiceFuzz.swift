@@ -105,7 +105,11 @@ func value(_ r: inout Reader) -> BusValue? {
     case 0, 1, 2:
         let n = Int(r.byte() ?? 0)
         var text = String(decoding: r.take(n), as: UTF8.self)
-        if t % 8 == 2 { text = ["", "daemon", "bin", "root", "right-index", "pin", "pattern", "sudo", "biometric"][Int(n) % 9] }
+        if t % 8 == 2 {
+            // Words the handlers know, service groups (Enable/Disable "@login", "@all") among them.
+            let words = ["", "daemon", "bin", "root", "right-index", "pin", "pattern", "sudo", "biometric", "@login", "@all", "@sudo"]
+            text = words[Int(n) % words.count]
+        }
         if t == 200 { text = String(repeating: "a", count: 70_000) }
         return .string(text)
     case 3: return .uint32(UInt32(r.byte() ?? 0) << (UInt32(t) % 24))

@@ -79,9 +79,11 @@ public enum StatusReport {
         case ("reauthenticated", nil): return L("re-authenticated with the password")
         case ("reauthentication-failed", nil): return L("re-authentication failed")
         case ("enabled", nil): return L("biometric unlock turned on")
-        case ("enabled", let service?): return L("biometric unlock turned on for {service}", ["service": service])
+        case ("enabled", "@all"): return L("biometric unlock turned on everywhere")
+        case ("enabled", let service?): return L("biometric unlock turned on for {service}", ["service": serviceOrGroup(service)])
         case ("disabled", nil): return L("biometric unlock turned off")
-        case ("disabled", let service?): return L("biometric unlock turned off for {service}", ["service": service])
+        case ("disabled", "@all"): return L("biometric unlock turned off everywhere")
+        case ("disabled", let service?): return L("biometric unlock turned off for {service}", ["service": serviceOrGroup(service)])
         case ("passcode-set", "pin"): return L("PIN set")
         case ("passcode-set", "password"): return L("passcode set (text)")
         case ("passcode-set", "pattern"): return L("pattern set")
@@ -93,6 +95,17 @@ public enum StatusReport {
         case ("lockouts-reset", "biometric"): return L("fingerprint lockout cleared")
         case ("lockouts-reset", "passcode"): return L("passcode lockout cleared")
         default: return nil
+        }
+    }
+
+    /// A change's service, or its group (biounlockd's "@sudo", "@login") in words.
+    static func serviceOrGroup(_ name: String) -> String {
+        switch name {
+        case "@sudo": return ServiceWords.words(for: "sudo")
+        // TRANSLATORS: `biounlock log` and the settings app's recent events: the group of services
+        // a change was made for ("biometric unlock turned off for {service}").
+        case "@login": return L("logging in or unlocking the screen")
+        default: return name
         }
     }
 

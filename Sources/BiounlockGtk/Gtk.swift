@@ -192,6 +192,19 @@ public final class ActionRow: Widget {
     public func plainText() { adw_preferences_row_set_use_markup(g.typed(), 0) }
 }
 
+/// AdwExpanderRow: a row that opens (its arrow, a click, Enter or Space) to show the rows added
+/// to it.
+public final class ExpanderRow: Widget {
+    public init(title: String, subtitle: String = "") {
+        super.init(GPointer(adw_expander_row_new()))
+        adw_preferences_row_set_title(g.typed(), title)
+        adw_expander_row_set_subtitle(g.typed(), subtitle)
+    }
+    public func addRow(_ w: Widget) { adw_expander_row_add_row(g.typed(), w.widget) }
+    /// Title and subtitle are text a person reads: never markup.
+    public func plainText() { adw_preferences_row_set_use_markup(g.typed(), 0) }
+}
+
 public final class HeaderBar: Widget {
     public init() { super.init(GPointer(adw_header_bar_new())) }
 }

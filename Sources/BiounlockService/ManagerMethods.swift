@@ -34,10 +34,24 @@ extension Manager {
         }
     }
 
-    func service(_ name: String) throws(ServiceError) -> String? {
-        if name.isEmpty { return nil }
-        guard ServiceName.isValid(name) else { throw ServiceError(.invalidArgument, "not a PAM service name") }
-        return name
+    /// Enable's, Disable's and CheckEnable's `service`: "", a PAM service name, or a group
+    /// ("@sudo", "@login", "@all": ManagerAPI.Scope).
+    func parseScope(_ name: String) throws(ServiceError) -> ManagerAPI.Scope {
+        guard let scope = ManagerAPI.Scope(argument: name) else {
+            throw ServiceError(.invalidArgument, "not a PAM service name or a group (@sudo, @login, @all)")
+        }
+        return scope
+    }
+
+    /// Writes `scope`'s change: one statement, or a group's overrides, in the caller's transaction.
+    func setEnabled(_ on: Bool, scope: ManagerAPI.Scope, user: String, store: Store) throws(StoreFailure) {
+        let now = environment.clock.now()
+        switch scope {
+        case .toggle: try store.setEnabled(on, user: user, service: nil, at: now)
+        case .service(let name): try store.setEnabled(on, user: user, service: name, at: now)
+        case .group(let group): try store.setEnabled(on, user: user, services: group.services, at: now)
+        case .everywhere: try store.setEnabledEverywhere(on, user: user, at: now)
+        }
     }
 
     // MARK: reading
@@ -64,7 +78,7 @@ extension Manager {
     }
 
     func checkEnable(user: String, service name: String, caller: Caller) throws(ServiceError) -> BusValue {
-        _ = try service(name)
+        _ = try parseScope(name)
         let target = try target(user, caller: caller)
         try mayRead(target, caller: caller)
         return .stringPairs(try missing(for: target).map { ($0.0.rawValue, $0.1) })
@@ -143,7 +157,7 @@ extension Manager {
     // MARK: the toggle
 
     func enable(user: String, service name: String, caller: Caller) throws(ServiceError) -> (Bool, BusValue) {
-        let service = try service(name)
+        let scope = try parseScope(name)
         let target = try target(user, caller: caller)
         try mayRead(target, caller: caller)
         // What is missing is said before any proof is asked for (the seeds' toggle: it stays
@@ -152,10 +166,11 @@ extension Manager {
         if !gaps.isEmpty { return (false, .stringPairs(gaps.map { ($0.0.rawValue, $0.1) })) }
         try mayChange(target, caller: caller, proof: true)
         let store = try openStore()
-        let what = service.map { "enabled:\($0)" } ?? "enabled"
+        // One row for the whole change, naming it: "enabled", "enabled:sudo", "enabled:@login".
+        let what = scope == .toggle ? "enabled" : "enabled:" + scope.argument
         let before = try storeCall("cannot read the store") { () throws(StoreFailure) in try store.loadUser(target.account.name) }
         try change(what, target: target, caller: caller, store: store) { () throws(StoreFailure) in
-            try store.setEnabled(true, user: target.account.name, service: service, at: environment.clock.now())
+            try setEnabled(true, scope: scope, user: target.account.name, store: store)
         }
         if options.sensor == .fprintd, case .success(let devices) = environment.fprintdFingers(options, target.account.name) {
             // The prints enable accepted are the ones the module compares fprintd's with (as `biounlock enable`).
@@ -176,12 +191,12 @@ extension Manager {
 
     /// Turning biometric unlock off needs no proof: it only ever takes a way in away.
     func disable(user: String, service name: String, caller: Caller) throws(ServiceError) {
-        let service = try service(name)
+        let scope = try parseScope(name)
         let target = try target(user, caller: caller)
         try mayChange(target, caller: caller, proof: false)
         let store = try openStore()
-        try change(service.map { "disabled:\($0)" } ?? "disabled", target: target, caller: caller, store: store) { () throws(StoreFailure) in
-            try store.setEnabled(false, user: target.account.name, service: service, at: environment.clock.now())
+        try change(scope == .toggle ? "disabled" : "disabled:" + scope.argument, target: target, caller: caller, store: store) { () throws(StoreFailure) in
+            try setEnabled(false, scope: scope, user: target.account.name, store: store)
         }
         // Issue 32: the password kept for the boot goes with it, as `biounlock disable` drops it.
         _ = environment.forgetKeptPassword(target.account.name)

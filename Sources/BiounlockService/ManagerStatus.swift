@@ -20,6 +20,7 @@ extension Manager {
             ? true : AccountBinding.of(record, account: target.account).isBound
         s.enabled = record.enabled
         s.services = record.serviceOverrides
+        for group in ServiceGroup.allCases { s.groups[group.rawValue] = group.state(of: record).rawValue }
         s.fingers = record.templates.map { t in
             AccountStatus.Finger(finger: t.finger.name, sensor: t.sensor.rawValue, enrolled: t.sensor == .fprintd ? 0 : t.created,
                                  reader: t.driver.isEmpty ? "" : "\(t.driver)/\(t.device)")

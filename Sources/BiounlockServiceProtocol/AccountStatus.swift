@@ -1,3 +1,5 @@
+import BiounlockCore
+
 /// What GetStatus returns (an `a{sv}`), typed: the service builds it, the CLI and the settings
 /// app read it. Keys may be added, never renamed or removed (clients skip keys they do not know).
 /// Times are seconds since the epoch, 0 for "never"; no hash, template or secret is ever in it.
@@ -56,12 +58,15 @@ public struct AccountStatus: Equatable, Sendable {
     public var authenticatedFor: UInt32
     /// Whether the caller has an enrolment running.
     public var enrolling: Bool
+    /// Each service group's state (ServiceGroup: `sudo`, `login` -> on, off, mixed), as the
+    /// service's table makes it from `enabled` and `services`.
+    public var groups: [String: String]
 
     public init(user: String, uid: UInt32) {
         self.user = user; self.uid = uid; accountMatches = true; enabled = false; services = [:]; fingers = []
         passcode = ""; policy = ""; sensor = ""; biometricFailures = 0; passcodeFailures = 0
         biometricLockout = .open; passcodeLockout = .open; passcodeRequired = ""; lastSuccess = 0; lastFailure = 0
-        authenticatedFor = 0; enrolling = false
+        authenticatedFor = 0; enrolling = false; groups = [:]
     }
 
     public var busValue: BusValue {
@@ -86,6 +91,7 @@ public struct AccountStatus: Equatable, Sendable {
             ("last_failure", .int64(lastFailure)),
             ("authenticated_for", .uint32(authenticatedFor)),
             ("enrolling", .boolean(enrolling)),
+            ("groups", .dictionary(key: "s", value: "s", groups.sorted { $0.key < $1.key }.map { .init(.string($0.key), .string($0.value)) })),
         ])
     }
 
@@ -125,6 +131,15 @@ public struct AccountStatus: Equatable, Sendable {
         lastFailure = f["last_failure"]?.int64 ?? 0
         authenticatedFor = f["authenticated_for"]?.uint32 ?? 0
         enrolling = f["enrolling"]?.bool ?? false
+        if case .dictionary(_, _, let entries)? = f["groups"] {
+            for e in entries { if let k = e.key.string, let v = e.value.unboxed.string { groups[k] = v } }
+        }
+    }
+
+    /// A group's state: the service's word for it, or (a service that does not say) made here
+    /// from `enabled` and `services` with the same table.
+    public func state(of group: ServiceGroup) -> ServiceGroup.State {
+        groups[group.rawValue].flatMap(ServiceGroup.State.init(rawValue:)) ?? group.state(enabled: enabled, overrides: services)
     }
 }
 

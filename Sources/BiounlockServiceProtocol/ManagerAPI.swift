@@ -1,3 +1,5 @@
+import BiounlockCore
+
 /// biounlockd's D-Bus API: the names every side agrees on (the service, the CLI's user mode, the
 /// settings app, the tests). The interface itself is `ManagerInterface.xml` (the same text as
 /// data/dbus/org.biounlock.Manager1.xml, which a test compares), documented in biounlockd(8) and
@@ -115,6 +117,46 @@ public enum ManagerAPI {
         case noFinger = "no-finger"
         case noPasscode = "no-passcode"
         case otherAccount = "other-account"
+    }
+
+    /// Enable's, Disable's and CheckEnable's `service` argument (issue 31). Old clients send ""
+    /// or a PAM service name and get what they always got; a leading `@` (which no PAM service
+    /// name has: ServiceName) names a group of services, changed in one store transaction with
+    /// one audit row naming it (`enabled:@login`).
+    public enum Scope: Equatable, Sendable {
+        /// "": the user's toggle, which every service without an override of its own follows.
+        case toggle
+        /// A PAM service name: that service's override.
+        case service(String)
+        /// "@sudo", "@login": an override for each service of the group (ServiceGroup).
+        case group(ServiceGroup)
+        /// "@all": everywhere -- the toggle, and every override of the user removed (the settings
+        /// app's main switch).
+        case everywhere
+
+        public static let groupPrefix = "@"
+        public static let everywhereArgument = "@all"
+
+        /// nil: neither "", a PAM service name, nor a known group.
+        public init?(argument: String) {
+            if argument.isEmpty { self = .toggle; return }
+            if argument == Scope.everywhereArgument { self = .everywhere; return }
+            if argument.hasPrefix(Scope.groupPrefix) {
+                guard let group = ServiceGroup(rawValue: String(argument.dropFirst(Scope.groupPrefix.count))) else { return nil }
+                self = .group(group); return
+            }
+            guard ServiceName.isValid(argument) else { return nil }
+            self = .service(argument)
+        }
+
+        public var argument: String {
+            switch self {
+            case .toggle: return ""
+            case .service(let name): return name
+            case .group(let group): return Scope.groupPrefix + group.rawValue
+            case .everywhere: return Scope.everywhereArgument
+            }
+        }
     }
 
     /// EnrolRetry's reason.

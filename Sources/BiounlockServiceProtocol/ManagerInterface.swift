@@ -56,15 +56,18 @@ public enum ManagerInterface {
       <arg name="secret" type="h" direction="in"/>
       <arg name="seconds" type="u" direction="out"/>
     </method>
-    <!-- Turns biometric unlock on (for `service`, or "" for all). When something is missing,
-         nothing changes: enabled is false and `missing` says what (as CheckEnable). -->
+    <!-- Turns biometric unlock on: `service` "" for the user's toggle (every service without
+         a setting of its own), a PAM service name for that one, "@sudo" or "@login" for a group
+         of services (run a command as root; log in and unlock the screen) in one change, "@all"
+         for everywhere (the toggle, and every per-service setting removed). When something is
+         missing, nothing changes: enabled is false and `missing` says what (as CheckEnable). -->
     <method name="Enable">
       <arg name="user" type="s" direction="in"/>
       <arg name="service" type="s" direction="in"/>
       <arg name="enabled" type="b" direction="out"/>
       <arg name="missing" type="a(ss)" direction="out"/>
     </method>
-    <!-- Turns it off (for `service`, or "" for all). Needs no re-authentication. -->
+    <!-- Turns it off (`service` as for Enable). Needs no re-authentication. -->
     <method name="Disable">
       <arg name="user" type="s" direction="in"/>
       <arg name="service" type="s" direction="in"/>

@@ -72,6 +72,23 @@ extension Store {
         }
     }
 
+    /// Turns biometric unlock on or off for each of `services` (a ServiceGroup's), as one
+    /// override each, in one transaction: the module never sees half a group.
+    public func setEnabled(_ enabled: Bool, user: String, services: [String], at time: Int64) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            for service in services { try setEnabled(enabled, user: user, service: service, at: time) }
+        }
+    }
+
+    /// Turns biometric unlock on or off everywhere: the toggle, and no override left (the
+    /// settings app's main switch), in one transaction.
+    public func setEnabledEverywhere(_ enabled: Bool, user: String, at time: Int64) throws(StoreFailure) {
+        try write { () throws(StoreFailure) in
+            try setEnabled(enabled, user: user, service: nil, at: time)
+            try connection.prepare("DELETE FROM service_overrides WHERE user = ?").bind([.text(user)]).run()
+        }
+    }
+
     /// Stores `template`, replacing the same finger on the same sensor in one transaction.
     public func saveTemplate(_ template: Template, user: String) throws(StoreFailure) {
         try write { () throws(StoreFailure) in

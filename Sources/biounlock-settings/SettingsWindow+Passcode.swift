@@ -217,6 +217,7 @@ extension SettingsWindow {
         busy.visible = on
         busy.spinning = on
         toggle.sensitive = !on
+        for w in whereSwitches { w.control.sensitive = !on }
     }
 
     static func pairs(_ value: BusValue?) -> [(String, String)] {

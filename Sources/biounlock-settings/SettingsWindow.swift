@@ -20,6 +20,12 @@ final class SettingsWindow {
     let toggleRow = ActionRow(title: L("Fingerprint Unlock"))
     let toggle = Switch()
     let busy = Spinner()
+    /// Where it is used: a switch per group of services, and one for the rest (the toggle),
+    /// under an expander (SettingsWindow+Services.swift).
+    // TRANSLATORS: an expander under the main switch, which opens onto a switch for sudo, one for
+    // the login and lock screen and one for everything else.
+    let whereRow = ExpanderRow(title: L("Where to Use It"), subtitle: L("sudo, the login and lock screen, everything else"))
+    var whereSwitches: [(scope: ManagerAPI.Scope, row: ActionRow, control: Switch)] = []
     /// The rows that say what is missing (shown under the toggle when it was refused).
     var missingRows: [ActionRow] = []
     /// A row that says the service cannot be reached (or another error that leaves nothing to show).
@@ -74,6 +80,7 @@ final class SettingsWindow {
         toggleRow.activates(toggle)
         toggle.onRequest { [weak self] on in self?.requestToggle(on) }
         unlockGroup.add(toggleRow)
+        addWhere()
         page.add(unlockGroup)
 
         page.add(fingersGroup)
@@ -153,8 +160,10 @@ final class SettingsWindow {
         statusAt = SystemClock().now()
         if let problemRow { unlockGroup.remove(problemRow); self.problemRow = nil }
         toggle.sensitive = true
-        toggle.settle(s.enabled)
-        toggleRow.subtitle = s.enabled ? L("On") : L("Off")
+        let somewhere = s.enabled || s.services.values.contains(true)
+        toggle.settle(somewhere)
+        toggleRow.subtitle = somewhere ? L("On") : L("Off")
+        showWhere(s)
         for group in [fingersGroup, passcodeGroup, statusGroup] { group.visible = true }
 
         for row in fingerRows { fingersGroup.remove(row) }
@@ -259,6 +268,7 @@ final class SettingsWindow {
     /// Nothing to show: the service cannot be reached, or answered what cannot be read.
     func showProblem(_ text: String) {
         toggle.sensitive = false
+        whereRow.visible = false
         if let problemRow { problemRow.subtitle = text; return }
         let row = ActionRow(title: L("Cannot Reach the Service"), subtitle: text)
         row.plainText()
@@ -271,13 +281,21 @@ final class SettingsWindow {
 
     // MARK: the toggle
 
-    /// The user moved the switch. Turning it on first asks what stands in the way (nothing
-    /// changes, no password asked); only then is the change itself made.
+    /// The user moved the main switch: on means on somewhere. Off turns it off everywhere (the
+    /// toggle and every per-service setting, one change: Disable "@all"); on turns it on
+    /// everywhere (Enable "@all"), after the seeds' check.
     func requestToggle(_ on: Bool) {
-        guard let bus else { toggle.settle(false); return }
+        request(on, scope: .everywhere, control: toggle)
+    }
+
+    /// A switch asks for `on` for `scope`. Turning on first asks what stands in the way
+    /// (nothing changes, no password asked); only then is the change itself made. Turning off
+    /// needs no password. Every answer ends in a fresh status, which settles every switch.
+    func request(_ on: Bool, scope: ManagerAPI.Scope, control: Switch) {
+        guard let bus else { control.settle(!on); return }
         setBusy(true)
         if !on {
-            bus.callManagerAsync(.disable, [.string(""), .string("")]) { [weak self] result in
+            bus.callManagerAsync(.disable, [.string(""), .string(scope.argument)]) { [weak self] result in
                 guard let self else { return }
                 self.setBusy(false)
                 if case .failure(let e) = result { self.toasts.toast(Texts.error(e)) }
@@ -285,53 +303,58 @@ final class SettingsWindow {
             }
             return
         }
-        bus.callManagerAsync(.checkEnable, [.string(""), .string("")]) { [weak self] result in
+        bus.callManagerAsync(.checkEnable, [.string(""), .string(scope.argument)]) { [weak self] result in
             guard let self else { return }
             switch result {
             case .failure(let e):
                 self.setBusy(false)
-                self.toggle.settle(false)
+                control.settle(false)
                 self.toasts.toast(Texts.error(e))
+                self.refresh()
             case .success(let values):
                 let missing = SettingsWindow.pairs(values.first)
                 if !missing.isEmpty {
                     self.setBusy(false)
-                    self.refuse(missing)
+                    self.refuse(missing, control: control)
                 } else {
                     // Nothing missing: the change itself needs a fresh proof of who is typing.
-                    self.withProof(heading: L("Turn On Fingerprint Unlock"), then: { self.enable() },
-                                   otherwise: { self.setBusy(false); self.toggle.settle(false) })
+                    self.withProof(heading: L("Turn On Fingerprint Unlock"), then: { self.enable(scope, control: control) },
+                                   otherwise: { self.setBusy(false); control.settle(false); self.refresh() })
                 }
             }
         }
     }
 
-    /// Turns it on (the service asks for a fresh proof first: AuthenticationRequired).
-    func enable() {
-        change(.enable, [.string(""), .string("")], heading: L("Turn On Fingerprint Unlock")) { [weak self] result in
+    /// Turns it on for `scope` (the service asks for a fresh proof first: AuthenticationRequired).
+    func enable(_ scope: ManagerAPI.Scope, control: Switch) {
+        change(.enable, [.string(""), .string(scope.argument)], heading: L("Turn On Fingerprint Unlock")) { [weak self] result in
             guard let self else { return }
             self.setBusy(false)
             switch result {
             case .success(let values):
                 let enabled = values.first?.bool ?? false
                 if !enabled {
-                    self.refuse(SettingsWindow.pairs(values.count > 1 ? values[1] : nil))
+                    self.refuse(SettingsWindow.pairs(values.count > 1 ? values[1] : nil), control: control)
                 } else {
                     self.clearMissing()
                     self.refresh()
                 }
             case .failure(let e):
-                self.toggle.settle(false)
+                control.settle(false)
                 self.toasts.toast(Texts.error(e))
+                self.refresh()
             }
         }
     }
 
-    /// The seeds' refusal: the switch goes back off, and each missing piece is said under it,
-    /// with the button that fixes it.
-    func refuse(_ missing: [(String, String)]) {
-        toggle.settle(false)
-        toggleRow.subtitle = L("Off")
+    /// The seeds' refusal: the switch that asked goes back off, and each missing piece is said
+    /// under the main toggle, with the button that fixes it. (nil: said again after a fix; no
+    /// switch moved.)
+    func refuse(_ missing: [(String, String)], control: Switch?) {
+        if let control {
+            control.settle(false)
+            if control === toggle { toggleRow.subtitle = L("Off") }
+        }
         clearMissing()
         for (code, detail) in missing {
             let (text, fix) = Texts.missing(code, detail: detail)
@@ -360,7 +383,7 @@ final class SettingsWindow {
         bus.callManagerAsync(.checkEnable, [.string(""), .string("")]) { [weak self] result in
             guard let self, case .success(let values) = result else { return }
             let missing = SettingsWindow.pairs(values.first)
-            if missing.isEmpty { self.clearMissing() } else { self.refuse(missing) }
+            if missing.isEmpty { self.clearMissing() } else { self.refuse(missing, control: nil) }
         }
     }
 

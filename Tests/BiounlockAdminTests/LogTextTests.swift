@@ -13,6 +13,11 @@ final class LogTextTests: XCTestCase {
         XCTAssertTrue(line("passcode-set:pin").hasSuffix("biounlockd  PIN set (none, passcode-set:pin, self)"), line("passcode-set:pin"))
         XCTAssertTrue(line("enabled:sudo").hasSuffix("biometric unlock turned on for sudo (none, enabled:sudo, self)"))
         XCTAssertTrue(line("enabled").hasSuffix("biometric unlock turned on (none, enabled, self)"))
+        // Issue 31: the settings app's groups, in words.
+        XCTAssertTrue(line("enabled:@all").hasSuffix("biometric unlock turned on everywhere (none, enabled:@all, self)"))
+        XCTAssertTrue(line("disabled:@all").hasSuffix("biometric unlock turned off everywhere (none, disabled:@all, self)"))
+        XCTAssertTrue(line("disabled:@login").hasSuffix("biometric unlock turned off for logging in or unlocking the screen (none, disabled:@login, self)"))
+        XCTAssertTrue(line("enabled:@sudo").hasSuffix("biometric unlock turned on for running a command as root (none, enabled:@sudo, self)"))
         XCTAssertTrue(line("finger-enrolled:right-index-finger").hasSuffix("finger enrolled: right-index-finger (none, finger-enrolled:right-index-finger, self)"))
         XCTAssertTrue(line("fingers-removed:all").hasSuffix("every finger removed (none, fingers-removed:all, self)"))
         XCTAssertTrue(line("reauthenticated").hasSuffix("re-authenticated with the password (none, reauthenticated, self)"))

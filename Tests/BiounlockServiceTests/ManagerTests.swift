@@ -54,6 +54,43 @@ final class ManagerTests: XCTestCase {
         XCTAssertEqual(f.status()?.authenticatedFor, ManagerAPI.grantSeconds)
     }
 
+    /// Issue 31: the settings app's per-service switches are groups, each one change with one
+    /// audit row naming it; Enable needs the proof, Disable does not; "@all" clears the overrides.
+    func testAGroupIsOneChangeWithOneRowAndTheStatusSaysEachGroupsState() throws {
+        try f.enrolAndSetPIN()
+        func rows() throws -> [String] { try f.store().recentEvents(user: ServiceFixture.user).filter { $0.service == ManagerAPI.auditService }.map(\.outcome) }
+        let before = try rows()
+        XCTAssertEqual(f.call(.enable, [.string(""), .string("@login")]).errorName, .authenticationRequired)
+        XCTAssertEqual(try f.record()?.serviceOverrides ?? [:], [:], "refused without the proof: nothing written")
+        XCTAssertEqual(try rows(), before)
+        XCTAssertEqual(f.authenticate(), .values([.uint32(ManagerAPI.grantSeconds)]))
+        XCTAssertEqual(f.call(.enable, [.string(""), .string("@all")]), .values([.boolean(true), .stringPairs([])]))
+        XCTAssertEqual(f.status()?.state(of: .login), .on)
+
+        XCTAssertEqual(f.call(.disable, [.string(""), .string("@login")], caller: f.caller(":1.30")), .values([]), "off needs no proof")
+        let r = try XCTUnwrap(f.record())
+        XCTAssertTrue(r.enabled)
+        for s in ServiceGroup.login.services { XCTAssertEqual(r.serviceOverrides[s], false, s) }
+        XCTAssertEqual(r.serviceOverrides.count, ServiceGroup.login.services.count, "sudo's group untouched")
+        XCTAssertTrue(r.isEnabled(for: "sudo")); XCTAssertTrue(r.isEnabled(for: "polkit-1"))
+        XCTAssertEqual(try rows().filter { $0.hasPrefix("disabled") }, ["disabled:@login"], "one row, naming the group")
+        let status = try XCTUnwrap(f.status())
+        XCTAssertEqual(status.groups, ["sudo": "on", "login": "off"])
+        XCTAssertEqual(status.state(of: .login), .off)
+
+        XCTAssertEqual(f.call(.enable, [.string(""), .string("kde")]), .values([.boolean(true), .stringPairs([])]))
+        XCTAssertEqual(f.status()?.state(of: .login), .mixed)
+        XCTAssertEqual(f.call(.disable, [.string(""), .string("@all")]), .values([]))
+        let off = try XCTUnwrap(f.record())
+        XCTAssertFalse(off.enabled); XCTAssertEqual(off.serviceOverrides, [:])
+        XCTAssertEqual(f.status()?.groups, ["sudo": "off", "login": "off"])
+        XCTAssertEqual(try rows().first, "disabled:@all")
+        for bad in ["@", "@root", "@ALL", "@login ", "@../x"] {
+            XCTAssertEqual(f.call(.enable, [.string(""), .string(bad)]).errorName, .invalidArgument, bad)
+            XCTAssertEqual(f.call(.disable, [.string(""), .string(bad)]).errorName, .invalidArgument, bad)
+        }
+    }
+
     func testTheGrantBelongsToTheConnectionAndExpires() throws {
         try f.enrolAndSetPIN()
         XCTAssertEqual(f.authenticate(caller: f.caller(":1.10")), .values([.uint32(ManagerAPI.grantSeconds)]))

@@ -212,6 +212,45 @@ final class StoreTests: XCTestCase {
         try admin.connection.execute("ROLLBACK")
     }
 
+    /// Issue 31: a service group is written as its overrides in one transaction; the main switch
+    /// sets the toggle and clears every override in one.
+    func testAGroupAndEverywhereAreOneTransactionEach() throws {
+        let admin = try Store.open(path: path, mode: .administer)
+        try admin.setEnabled(true, user: "alice", service: nil, at: 1)
+        try admin.setEnabled(true, user: "alice", service: "sudo", at: 1)
+        let login = ServiceGroup.login.services
+        // Another connection sees none of the group before the commit, all of it after.
+        var seenInside: [String: Bool]?
+        try admin.inOneTransaction {
+            try? admin.setEnabled(false, user: "alice", services: login, at: 2)
+            let other = try? Store.open(path: path, mode: .authenticate)
+            seenInside = try? other?.loadUser("alice")?.serviceOverrides
+        }
+        XCTAssertEqual(seenInside, ["sudo": true])
+        let module = try Store.open(path: path, mode: .authenticate)
+        var r = try XCTUnwrap(module.loadUser("alice"))
+        XCTAssertEqual(r.serviceOverrides.count, login.count + 1)
+        for s in login { XCTAssertFalse(r.isEnabled(for: s), s) }
+        XCTAssertTrue(r.isEnabled(for: "sudo")); XCTAssertTrue(r.isEnabled(for: "polkit-1"))
+        XCTAssertEqual(ServiceGroup.login.state(of: r), .off)
+        XCTAssertEqual(ServiceGroup.sudo.state(of: r), .on)
+
+        // A group that fails half-way leaves nothing behind: the same transaction.
+        try admin.connection.execute("CREATE TRIGGER refuse_kde BEFORE INSERT ON service_overrides WHEN NEW.service = 'kde' BEGIN SELECT RAISE(ABORT, 'no'); END")
+        XCTAssertThrowsError(try admin.setEnabled(true, user: "alice", services: ServiceGroup.login.services, at: 3))
+        r = try XCTUnwrap(module.loadUser("alice"))
+        for s in login { XCTAssertFalse(r.isEnabled(for: s), "\(s): nothing of the failed group") }
+        try admin.connection.execute("DROP TRIGGER refuse_kde")
+
+        try admin.setEnabledEverywhere(false, user: "alice", at: 4)
+        r = try XCTUnwrap(module.loadUser("alice"))
+        XCTAssertEqual(r.serviceOverrides, [:])
+        XCTAssertFalse(r.isEnabledForAnyService)
+        try admin.setEnabledEverywhere(true, user: "alice", at: 5)
+        r = try XCTUnwrap(module.loadUser("alice"))
+        XCTAssertTrue(r.enabled); XCTAssertEqual(r.serviceOverrides, [:])
+    }
+
     func testGarbageAndNewerSchemasAreRefused() throws {
         _ = try Store.open(path: path, mode: .administer)
         let store = try Store.open(path: path, mode: .administer)

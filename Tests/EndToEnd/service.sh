@@ -125,6 +125,17 @@ in_sandbox '
     run finger-reauth "$1" "not-the-password\n" "$cli" reset --stdin
     sandbox_touch_end 6; echo $? >"$o/finger-reauth.touchrc"
 
+    # Issue 31: a group of services in one call (the switches of the settings app). Enable of a
+    # group needs the fresh proof like any Enable; Disable needs none and is one change, one row.
+    record before-group
+    dbus="dbus-send --system --print-reply --dest=org.biounlock.Manager1 /org/biounlock/Manager1"
+    run group-no-proof "$1" "" $dbus org.biounlock.Manager1.Enable string: string:@login
+    record after-group-refused
+    run group-off "$1" "" $dbus org.biounlock.Manager1.Disable string: string:@login
+    record after-group
+    run group-status "$1" "" $dbus org.biounlock.Manager1.GetStatus string:
+    run group-bad "$1" "" $dbus org.biounlock.Manager1.Disable string: string:@root
+
     # Killed mid-enrolment: nothing half-written, no worker left, the next call starts it again.
     ( sleep 1; sandbox_touch "$4x" "$4x" ) >"$o/kill.touch" 2>&1 &
     finger=$!
@@ -238,6 +249,17 @@ check "a finger cannot re-authenticate: the reader is never opened (the touch fo
     eval 'rc_is finger-reauth 1 && [ "$(cat "$out/finger-reauth.touchrc")" != 0 ]' -- $(files finger-reauth) "$out/finger-reauth.touch"
 check "the current PIN re-authenticates through the shipped stack (pam_biounlock passcode_only)" \
     eval 'rc_is pin-reauth 0 && said pin-reauth "Cleared the passcode failure counters of $ALICE." && rc_is enable-all 0' -- $(files pin-reauth enable-all)
+check "service groups: Enable of '@login' without a fresh proof is refused (AuthenticationRequired) and changes nothing" \
+    eval 'said group-no-proof "org.biounlock.Manager1.Error.AuthenticationRequired" && same before-group after-group-refused' \
+    -- $(files group-no-proof) "$out/before-group.status.json" "$out/after-group-refused.status.json"
+check "service groups: Disable of '@login' (no proof) turns off every login and lock-screen service (login, gdm-password, lightdm, sddm, i3lock, swaylock, kde) by override; sudo and the toggle stay on" \
+    eval 'rc_is group-off 0 && ( for s in login gdm-password lightdm sddm i3lock swaylock kde kde-fingerprint; do [ "$(field after-group "$ALICE" services.$s)" = false ] || exit 1; done ) &&
+          [ "$(field after-group "$ALICE" services.sudo)" = true ] && [ "$(field after-group "$ALICE" enabled)" = true ]' -- $(files group-off) "$out/after-group.status.json"
+check "service groups: that is one change with one audit row naming the group ('disabled:@login', self), and GetStatus says login off, sudo on" \
+    eval '[ "$(events after-group "$ALICE" | grep -cx "disabled:@login self")" = 1 ] && [ "$(events after-group "$ALICE" | grep -c "^disabled")" = 1 ] &&
+          tr -s " \n" " " <"$out/group-status.out" | grep -q "string \"login\" string \"off\"" && tr -s " \n" " " <"$out/group-status.out" | grep -q "string \"sudo\" string \"on\""' \
+    -- "$out/after-group.events.json" $(files group-status)
+check "service groups: an unknown group is an error (InvalidArgument)" said group-bad "org.biounlock.Manager1.Error.InvalidArgument" -- $(files group-bad)
 check "a session polkit does not consider local and active: 'biounlock disable' and 'passcode set' refused, exit 1" \
     eval 'rc_is remote-disable 1 && said remote-disable "not allowed from this session" && rc_is remote-pin 1 && said remote-pin "not allowed from this session"' -- $(files remote-disable remote-pin)
 check "nothing of those refusals changed a record (status --json before and after, $ALICE, $BOB, $REMOTE)" \

@@ -104,6 +104,9 @@ in_sandbox '
     scenario enrol "$2" "$3"
     kill $finger 2>/dev/null; wait $finger; echo $? >"$o/enrol.touchrc"
     bio status --json >"$o/after-enrol.status.json" 2>&1
+    bio log --json --limit 1000 >"$o/after-enrol.events.json" 2>&1
+    # The same window in Japanese, its expander opened (the screenshot the README shows).
+    scenario where-ja "" "" ja_JP.UTF-8 "{\"toggle\": \"指紋によるロック解除\", \"where\": \"使用する場所\", \"login\": \"ログイン画面とロック画面\"}"
     # sudo then: the PIN first (the fingers changed since it was last typed), then the finger.
     run() { local name=$1 input=$2; shift 2
         printf "%b" "$input" >"$o/$name.in"
@@ -182,6 +185,13 @@ check "in German (de_DE.UTF-8): the toggle, the empty finger list, the refusal's
           grep -q "^push button '"'"'Finger hinzufügen'"'"'" "$out/refuse-de/refused.tree" && ! grep -q "Add a Finger" "$out/refuse-de/refused.tree"' \
     -- "$g" "$out/refuse-de.log" "$out/refuse-de/refused.tree"
 
+j="$out/where-ja/driver.results"
+check "in Japanese (ja_JP.UTF-8): the toggle, the expander and its switches in Japanese; the expander opens from the keyboard" \
+    eval 'grep -qx "ok toggle-found" "$j" && grep -qx "ok where-ja-opened" "$j" && ! grep -q "^fail" "$j" &&
+          grep -q "^check box '"'"'sudo'"'"'" "$out/where-ja/where-ja.tree" && grep -q "^label '"'"'その他すべて'"'"'" "$out/where-ja/where-ja.tree" &&
+          ! grep -q "Login and Lock Screen" "$out/where-ja/where-ja.tree"' \
+    -- "$j" "$out/where-ja.log" "$out/where-ja/where-ja.tree"
+
 p="$out/pin/driver.results"
 plogs=("$out/pin.log" "$p" "$out/pin/app.err" "$out/svc/dbus.log")
 presult() { grep -qx "ok $1" "$p" 2>/dev/null; }
@@ -218,10 +228,20 @@ check "Add a Finger: nothing failed in the driver, no GLib/GTK warning" \
     eval '! grep -q "^fail" "$e" && ! grep -qE "CRITICAL|WARNING" "$out/enrol/app.err"' -- "$e" "$out/enrol/app.err"
 check "Add a Finger: the service stored the right index finger and biometric unlock is on" \
     eval '[ "$(user_field after-enrol "$USER_" enabled)" = true ] && grep -q "right-index-finger" "$out/after-enrol.status.json"' -- "$out/after-enrol.status.json"
+check "Where to Use It: the expander opens from the keyboard (Tab, Space) onto three switches (sudo, Login and Lock Screen, Everything Else), all on after the main switch" \
+    eval 'eresult where-opened && eresult where-all-on' -- "${elogs[@]}" "$out/enrol/where.tree"
+check "Where to Use It: 'Login and Lock Screen' turned off (no password asked); sudo, Everything Else and the main switch stay on; the recent events say so in words" \
+    eresult where-login-off -- "${elogs[@]}" "$out/enrol/where.tree"
+check "... the service: login, gdm-password, lightdm, i3lock and kde off by override, sudo and su on (no override: the toggle), one audit row 'disabled:@login'" \
+    eval '( for s in login gdm-password lightdm i3lock kde; do [ "$(user_field after-enrol "$USER_" services.$s)" = false ] || exit 1; done ) &&
+          [ "$(user_field after-enrol "$USER_" services.sudo)" = null ] && [ "$(user_field after-enrol "$USER_" services.su)" = null ] &&
+          [ "$(user_field after-enrol "$USER_" enabled)" = true ] &&
+          [ "$(python3 -c "import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))[\"events\"] if e[\"outcome\"] == \"disabled:@login\"))" "$out/after-enrol.events.json")" = 1 ]' \
+    -- "$out/after-enrol.status.json" "$out/after-enrol.events.json"
 check "sudo then: the PIN first (the fingers changed since it was typed)" \
     eval '[ "$(cat "$out/sudo-pin.rc")" = 0 ] && grep -qx 0 "$out/sudo-pin.out" && grep -q "^PIN required" "$out/sudo-pin.out"' \
     -- "$out/sudo-pin.out" "$out/sudo-pin.err"
-check "sudo then: takes the finger the app enrolled (no password typed)" \
+check "sudo then: takes the finger the app enrolled (no password typed), with the login and lock screen turned off in the window" \
     eval '[ "$(cat "$out/sudo-touch.rc")" = 0 ] && grep -qx 0 "$out/sudo-touch.out" && [ "$(cat "$out/sudo-touch.touchrc")" = 0 ] &&
           grep -q "^Touch the fingerprint reader" "$out/sudo-touch.out" && [ ! -s "$out/sudo-touch.err" ]' \
     -- "$out/sudo-touch.out" "$out/sudo-touch.err" "$out/sudo-touch.touch"
@@ -299,6 +319,8 @@ cp "$out/pin/pin-dialog.png" "$BUILD_DIR/screenshots/settings-pin-dialog.png" 2>
 cp "$out/pin/pin-set.png" "$BUILD_DIR/screenshots/settings-pin-set.png" 2>/dev/null
 cp "$out/enrol/enrolling.png" "$BUILD_DIR/screenshots/settings-enrolling.png" 2>/dev/null
 cp "$out/enrol/on.png" "$BUILD_DIR/screenshots/settings-on.png" 2>/dev/null
+cp "$out/enrol/where.png" "$BUILD_DIR/screenshots/settings-where.png" 2>/dev/null
+cp "$out/where-ja/where-ja.png" "$BUILD_DIR/screenshots/settings-ja.png" 2>/dev/null
 cp "$out/pattern/pattern-dialog.png" "$BUILD_DIR/screenshots/settings-pattern-dialog.png" 2>/dev/null
 cp "$out/pattern/pattern-drawn.png" "$BUILD_DIR/screenshots/settings-pattern.png" 2>/dev/null
 cp "$out/pattern/pattern-mismatch.png" "$BUILD_DIR/screenshots/settings-pattern-mismatch.png" 2>/dev/null

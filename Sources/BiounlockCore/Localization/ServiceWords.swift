@@ -15,29 +15,28 @@ public enum ServiceWords {
         case runAsRoot, logIn, unlockScreen, authoriseAction, changeAccount
     }
 
-    /// The known services (lower-case names as their packages install them in /etc/pam.d).
+    /// The known services (lower-case names as their packages install them in /etc/pam.d), by
+    /// what the user does through them: the one table, which the settings app's groups
+    /// (ServiceGroup) are made from too.
+    public static let known: [(purpose: Purpose, services: [String])] = [
+        (.runAsRoot, ["sudo", "sudo-i", "su", "su-l", "doas", "run0", "pkexec"]),
+        (.logIn, ["login", "sshd", "remote", "gdm-password", "gdm-fingerprint", "gdm-smartcard", "gdm-autologin",
+                  "lightdm", "lightdm-autologin", "sddm", "sddm-autologin", "xdm", "greetd", "ly", "cockpit"]),
+        (.unlockScreen, ["i3lock", "swaylock", "hyprlock", "gtklock", "waylock", "xscreensaver", "xsecurelock",
+                         "light-locker", "vlock", "physlock", "kde", "kde-fingerprint", "kde-smartcard",
+                         "gnome-screensaver", "mate-screensaver", "cinnamon-screensaver", "xfce4-screensaver",
+                         // Debian's xsecurelock is built with --with-pam-service-name=common-auth (its
+                         // authproto_pam calls pam_start("common-auth") unless XSECURELOCK_PAM_SERVICE
+                         // says otherwise); no other caller we know of names itself so.
+                         "common-auth"]),
+        (.authoriseAction, ["polkit-1"]),
+        (.changeAccount, ["chsh", "chfn"]),
+    ]
+
+    /// What the user does through `service`, when it is a known one.
     public static func purpose(of service: String) -> Purpose? {
-        switch service {
-        case "sudo", "sudo-i", "su", "su-l", "doas", "run0", "pkexec":
-            return .runAsRoot
-        case "login", "sshd", "remote", "gdm-password", "gdm-fingerprint", "gdm-smartcard", "gdm-autologin",
-             "lightdm", "lightdm-autologin", "sddm", "sddm-autologin", "xdm", "greetd", "ly", "cockpit":
-            return .logIn
-        case "i3lock", "swaylock", "hyprlock", "gtklock", "waylock", "xscreensaver", "xsecurelock",
-             "light-locker", "vlock", "physlock", "kde", "kde-fingerprint", "kde-smartcard",
-             "gnome-screensaver", "mate-screensaver", "cinnamon-screensaver", "xfce4-screensaver",
-             // Debian's xsecurelock is built with --with-pam-service-name=common-auth (its
-             // authproto_pam calls pam_start("common-auth") unless XSECURELOCK_PAM_SERVICE says
-             // otherwise); no other caller we know of names itself so. Only the words depend on it.
-             "common-auth":
-            return .unlockScreen
-        case "polkit-1":
-            return .authoriseAction
-        case "chsh", "chfn":
-            return .changeAccount
-        default:
-            return nil
-        }
+        for entry in known where entry.services.contains(service) { return entry.purpose }
+        return nil
     }
 
     /// The words for a known service, in the user's language; the name itself for any other.

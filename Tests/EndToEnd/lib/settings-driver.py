@@ -149,6 +149,22 @@ def type_into(acc, text):
     note(typed is not None, "typed-into-" + acc.name.split(" ")[0].lower() + "-" + str(len(text)), "the field did not get the text")
 
 
+def size(acc):
+    """The area of acc on the screen (0 when it is not laid out, -1 when it cannot be asked)."""
+    try:
+        e = acc.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+        return max(e.width, 0) * max(e.height, 0)
+    except Exception:
+        return -1
+
+
+def expander_open(header, row_switch):
+    """Whether an expander row is open: GTK 4.8 gives its rows no showing state, so the
+    header's expanded state (libadwaita sets it) or the size of a switch inside (none while
+    it is closed) says it."""
+    return state(header, pyatspi.STATE_EXPANDED) or size(row_switch) > 0
+
+
 def snapshot(name):
     with open(os.path.join(out, name + ".tree"), "w") as f:
         for acc in walk(application()):
@@ -179,6 +195,18 @@ try:
     if scenario == "dark":
         # The window as the system's dark style draws it (the shell compares its brightness).
         snapshot("dark")
+        raise SystemExit(0)
+    if scenario == "where-ja":
+        # The window in Japanese (LANG=ja_JP.UTF-8, a Japanese font from Debian), its expander
+        # opened from the keyboard: every name looked for is the translated one.
+        header = wait_for("the expander", named("list item", names["where"]), seconds=10)
+        login = wait_for("the login switch", named("check box", names["login"]), seconds=10)
+        opened = None
+        if header is not None and login is not None and tab_to(header, tabs=12):
+            Atspi.generate_keyboard_event(0x20, None, Atspi.KeySynthType.SYM)   # space
+            opened = wait_for("the expander open", lambda: expander_open(header, login) and header, seconds=5)
+        note(opened is not None, "where-ja-opened", "no expander %r opened onto a switch %r" % (names["where"], names["login"]))
+        snapshot("where-ja")
         raise SystemExit(0)
     fresh = scenario in ("refuse", "refuse-de", "pin", "enrol")   # no finger yet, biometric unlock off
     if fresh:
@@ -277,10 +305,34 @@ try:
         on = wait_for("the toggle on", lambda: state(toggle, pyatspi.STATE_CHECKED) and named("label", "On")(), seconds=20)
         note(on is not None, "toggle-on", "the toggle is not on (or its row does not say On)")
         # Recent events: the user's own audit rows, in words, newest first.
-        seen = wait_for("the events", lambda: named("list item", "biometric unlock turned on")()
+        seen = wait_for("the events", lambda: named("list item", "biometric unlock turned on everywhere")()
                         and named("list item", "finger enrolled: right-index-finger")() and named("list item", "PIN set")(), seconds=20)
         note(seen is not None, "events-shown", "the recent events do not show the PIN, the finger and turning it on")
         snapshot("on")
+        # Where to use it: the expander opened, "Login and Lock Screen" turned off (no password:
+        # turning off needs none); sudo, everything else and the main switch stay on.
+        header = wait_for("the expander", named("list item", "Where to Use It"), seconds=10)
+        login = wait_for("the login switch", named("check box", "Login and Lock Screen"), seconds=10)
+        sudo = named("check box", "sudo")()
+        rest = named("check box", "Everything Else")()
+        before = (state(header, pyatspi.STATE_EXPANDED), size(login)) if header and login else None
+        # Opened as a person with a keyboard does: Tab to the expander's row, Space.
+        opened = None
+        if before is not None and tab_to(header, tabs=12):
+            Atspi.generate_keyboard_event(0x20, None, Atspi.KeySynthType.SYM)   # space
+            opened = wait_for("the expander open", lambda: expander_open(header, login) and header, seconds=5)
+        after = (state(header, pyatspi.STATE_EXPANDED), size(login)) if header and login else None
+        results.write("# expander (expanded, switch size): before %s, after %s\n" % (before, after))
+        note(before is not None and not before[0] and before[1] <= 0 and opened is not None and all((sudo, rest)), "where-opened",
+             "the expander was open already, or did not open from the keyboard (before %s, after %s)" % (before, after))
+        note(login is not None and all(state(a, pyatspi.STATE_CHECKED) for a in (login, sudo, rest)), "where-all-on",
+             "after the main switch turned on, not every switch is on")
+        act(login)
+        off = wait_for("login off", lambda: not state(login, pyatspi.STATE_CHECKED) and state(login, pyatspi.STATE_SENSITIVE)
+                       and named("list item", "biometric unlock turned off for logging in or unlocking the screen")(), seconds=20)
+        note(off is not None and state(sudo, pyatspi.STATE_CHECKED) and state(rest, pyatspi.STATE_CHECKED) and state(toggle, pyatspi.STATE_CHECKED),
+             "where-login-off", "the login switch is not off, or sudo, everything else or the main switch went off with it")
+        snapshot("where")
     if scenario == "remove":
         # The lockout a wrong finger left (bio_lockout=1): the time left and what ends it sooner.
         locked = wait_for("the lockout", named("label", "Locked until cleared by", exact=False), seconds=10)
