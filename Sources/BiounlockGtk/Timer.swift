@@ -1,8 +1,9 @@
 import CGtk
 
-/// A repeating call on GLib's main loop (`g_timeout_add_seconds_full`), on GTK's thread like the
-/// rest of this layer: `body` runs every `seconds` until it returns false or the timer is
-/// cancelled. The closure's box is released by GLib when the source is removed.
+/// A repeating call on GLib's main loop (`g_timeout_add_seconds_full`, or `g_timeout_add_full`
+/// for milliseconds), on GTK's thread like the rest of this layer: `body` runs every period
+/// until it returns false or the timer is cancelled (or released: its deinit cancels it). The
+/// closure's box is released by GLib when the source is removed.
 public final class RepeatingTimer {
     private final class Box {
         let body: () -> Bool

@@ -30,6 +30,8 @@ public struct AccountStatus: Equatable, Sendable {
             self.locked = locked; self.until = until; self.clearedBy = clearedBy
         }
         public static let open = Lockout(locked: false, until: 0, clearedBy: [])
+        /// Locked, and lifting by itself at `until` (what a countdown shows).
+        public var liftsByItself: Bool { locked && until > 0 }
     }
 
     public var user: String

@@ -236,9 +236,8 @@ final class SettingsWindow {
         passcodeGroup.add(passcodeRow)
         showLockouts(s)
         requiredRow.subtitle = Texts.passcodeRequired(s.passcodeRequired)
-        countdown?.cancel()
-        countdown = nil
-        if [s.biometricLockout, s.passcodeLockout].contains(where: { $0.locked && $0.until > 0 }) {
+        countdown = nil  // its deinit stops the ticking
+        if [s.biometricLockout, s.passcodeLockout].contains(where: \.liftsByItself) {
             countdown = RepeatingTimer(seconds: 1) { [weak self] in self?.tick() ?? false }
         }
     }
@@ -257,12 +256,12 @@ final class SettingsWindow {
         guard var s = status else { return false }
         let now = SystemClock().now()
         for lockout in [\AccountStatus.biometricLockout, \AccountStatus.passcodeLockout]
-        where s[keyPath: lockout].locked && s[keyPath: lockout].until > 0 && s[keyPath: lockout].until <= now {
+        where s[keyPath: lockout].liftsByItself && s[keyPath: lockout].until <= now {
             s[keyPath: lockout] = .open
         }
         status = s
         showLockouts(s)
-        return [s.biometricLockout, s.passcodeLockout].contains { $0.locked && $0.until > 0 }
+        return [s.biometricLockout, s.passcodeLockout].contains(where: \.liftsByItself)
     }
 
     /// Nothing to show: the service cannot be reached, or answered what cannot be read.

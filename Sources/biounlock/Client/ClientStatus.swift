@@ -52,7 +52,7 @@ enum ClientStatus {
     /// in the same shape (docs/GUIDE.md, "status --json").
     static func json(_ s: AccountStatus) -> JSON {
         func lock(_ l: AccountStatus.Lockout) -> JSON {
-            .object([("locked", .bool(l.locked)), ("until", l.locked && l.until > 0 ? .string(iso8601(l.until)) : .null),
+            .object([("locked", .bool(l.locked)), ("until", l.liftsByItself ? .string(iso8601(l.until)) : .null),
                      ("cleared_by", .array(l.clearedBy.map(JSON.string)))])
         }
         return .object([
