@@ -109,15 +109,25 @@ final class DebianStackTests: XCTestCase {
     /// password unlocks through pam_unix, and an empty answer waits for the finger, which unlocks.
     /// (As root here; i3lock runs it as the user, where biounlock-check runs the same chain.)
     func testI3lockAsDebianShipsItTakesTheTypedPasswordAtOnceAndTheFinger() throws {
-        let prompt = "PROMPT_OFF: " + ContractText.orEnter(ContractText.pinOrPassword, "i3lock")
-        let typed = try transaction("i3lock", answers: [UnixStackFixture.daemonPassword])
-        XCTAssertEqual(typed.code, "PAM_SUCCESS", typed.raw.stdout)
-        XCTAssertEqual(typed.messages, [prompt], "the prompt first: no touch request before it")
+        try assertPromptFirst("i3lock")
+    }
 
-        let finger = try transaction("i3lock", answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
-        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
-        XCTAssertEqual(finger.messages.first, prompt)
-        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
+    /// A caller of prompt_first_services (it answers every prompt with what was typed before
+    /// PAM began): the prompt at once and nothing before it, the Unix password typed there
+    /// accepted; an empty answer waits for the finger, which is accepted. The prompt, for more checks.
+    @discardableResult
+    func assertPromptFirst(_ service: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let prompt = "PROMPT_OFF: " + ContractText.orEnter(ContractText.pinOrPassword, service)
+        let typed = try transaction(service, answers: [UnixStackFixture.daemonPassword])
+        XCTAssertEqual(typed.code, "PAM_SUCCESS", typed.raw.stdout + typed.raw.stderr, file: file, line: line)
+        XCTAssertEqual(typed.messages, [prompt], "the prompt first: no touch request before it", file: file, line: line)
+
+        let finger = try transaction(service, answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
+        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout, file: file, line: line)
+        XCTAssertEqual(finger.messages.first, prompt, file: file, line: line)
+        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint,
+                       file: file, line: line)
+        return prompt
     }
 
     /// With `prompt_first_services = none` the same file shows the touch request first (what it
@@ -216,20 +226,12 @@ final class DebianStackTests: XCTestCase {
     /// greeter logs in, and Login with the field empty waits for the finger, which logs in.
     /// SDDM has no fingerprint stack of its own, so the reader is biounlock's there.
     func testSddmAsDebianShipsItTakesTheGreetersPasswordAtOnceAndTheFinger() throws {
-        let prompt = "PROMPT_OFF: " + ContractText.orEnter(ContractText.pinOrPassword, "sddm")
-        let password = try transaction("sddm", answers: [UnixStackFixture.daemonPassword])
-        XCTAssertEqual(password.code, "PAM_SUCCESS", password.raw.stdout + password.raw.stderr)
-        XCTAssertEqual(password.messages, [prompt], "the prompt first: no touch request before it")
+        let prompt = try assertPromptFirst("sddm")
         let pin = try transaction("sddm", answers: [ModuleFixture.pin])
         XCTAssertEqual(pin.code, "PAM_SUCCESS", pin.raw.stdout)
         XCTAssertEqual(pin.messages, [prompt])
         let wrong = try transaction("sddm", answers: ["not-the-password"])
         XCTAssertEqual(wrong.code, "PAM_AUTH_ERR", wrong.raw.stdout)
-
-        let finger = try transaction("sddm", answers: [""], touches: [ModuleFixture.scan(ModuleFixture.fingerID)])
-        XCTAssertEqual(finger.code, "PAM_SUCCESS", finger.raw.stdout)
-        XCTAssertEqual(finger.messages.first, prompt)
-        XCTAssertEqual(try fixture.store.recentEvents(user: ModuleFixture.enrolledUser, limit: 1).first?.method, .fingerprint)
     }
 
     /// With `prompt_first_services = none`, sddm's stack shows the touch request first and holds
