@@ -94,7 +94,7 @@ final class CheckerHostileTests: XCTestCase {
         let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/sbin:/usr/bin:/sbin:/bin"), nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        XCTAssertEqual(posix_spawn(&pid, command[0], &actions, nil, argv, envp), 0)
+        XCTAssertEqual(ChildLaunch.locked { posix_spawn(&pid, command[0], &actions, nil, argv, envp) }, 0)
         close(theirs)
 
         var decision: Result<Decision, CheckerClient.Failure>?

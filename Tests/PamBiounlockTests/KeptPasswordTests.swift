@@ -32,7 +32,7 @@ final class KeptPasswordTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         p.arguments = ["--user", "--mount", "--propagation", "private", "--", "/bin/sleep", "120"]
-        try p.run()
+        try launch(p)
         holder = p
         let mine = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/user")
         let deadline = Date().addingTimeInterval(10)

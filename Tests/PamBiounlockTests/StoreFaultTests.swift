@@ -3,6 +3,7 @@ import Foundation
 import BiounlockCore
 import BiounlockStore
 import BiounlockSensors
+import TestSupport
 
 /// Store faults (docs/SECURITY.md, item 3): a store that is missing, empty, truncated, garbage,
 /// from a newer schema, read-only, locked by a long write, or on a full disk. The module never
@@ -41,10 +42,12 @@ final class StoreFaultTests: ModuleTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         p.arguments = ["-c", script, fixture.storePath] + sql
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardInput = Pipe()
-        try p.run()
+        let out = try launch(p) { p in
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardInput = Pipe()
+            return out
+        }
         var said = Data()
         while !said.contains(UInt8(ascii: "\n")) {
             let more = out.fileHandleForReading.availableData

@@ -84,12 +84,13 @@ public final class FprintdDaemon {
         process.arguments = arguments
         process.environment = environment
         if !FileManager.default.fileExists(atPath: output) { FileManager.default.createFile(atPath: output, contents: nil) }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try launch(process) { p in
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            handle.seekToEndOfFile()
+            p.standardOutput = handle
+            p.standardError = handle
+            p.standardInput = FileHandle.nullDevice
+        }
         return process
     }
 
@@ -556,11 +557,13 @@ public final class FprintdDaemon {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-c", script, address, device, user]
         process.environment = clientEnvironment
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (input, output) = try launch(process) { p in
+            let input = Pipe(), output = Pipe()
+            p.standardInput = input
+            p.standardOutput = output
+            p.standardError = FileHandle.nullDevice
+            return (input, output)
+        }
         let claimer = Claimer(process: process, input: input.fileHandleForWriting, output: output.fileHandleForReading)
         guard claimer.line(seconds: 20) == "ready" else { throw Failure(description: "the claimer did not connect to \(address)") }
         return claimer

@@ -23,11 +23,13 @@ public func runProcess(_ path: String, _ arguments: [String], stdin: String? = n
     inherited["LC_ALL"] = "C.UTF-8"
     inherited["LANGUAGE"] = nil
     process.environment = environment ?? inherited
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
+    let (out, err, input) = try launch(process) { p in
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = input
+        return (out, err, input)
+    }
     // A child that exits before reading its input (e.g. refused as non-root) must not take the
     // test process down with SIGPIPE: ignore the signal, and take the write error instead.
     signal(SIGPIPE, SIG_IGN)
@@ -69,6 +71,43 @@ public func runProcess(_ path: String, _ arguments: [String], stdin: String? = n
                          stderr: String(decoding: errData.data, as: UTF8.self), timedOut: timedOut)
 }
 
+
+/// Every child a test starts, one start at a time.
+///
+/// Foundation's Process (Linux) emulates close-on-exec-by-default: when `run()` begins it lists
+/// the descriptors open then and closes them in the child. A descriptor another thread opens
+/// between that list and the spawn -- the pipes it made for a child of its own, the socket through
+/// which Foundation learns that child's exit -- goes to this child too, and the other child's
+/// reader then sees no end of file (or its exit) until this child ends. CI saw it in ScenarioTests:
+/// a `gdbus` read started on a closure's thread while the main thread started a PAM transaction's
+/// harness lasted the whole 30 s transaction ("1 reads, 0 failed"), and the touch it was waiting
+/// to send came too late. Here `prepare` (which makes the child's pipes and files and sets them on
+/// `process`) and `run()` happen under one lock, so no other child's start falls inside the window.
+/// Children started through `ChildLaunch.locked` (a raw posix_spawn) share the lock.
+@discardableResult
+public func launch<T>(_ process: Process, _ prepare: (Process) throws -> T) throws -> T {
+    try ChildLaunch.locked {
+        let prepared = try prepare(process)
+        try process.run()
+        return prepared
+    }
+}
+
+/// `launch` for a child whose streams are already set (or left as this process's).
+public func launch(_ process: Process) throws {
+    try launch(process) { _ in () }
+}
+
+public enum ChildLaunch {
+    private static let lock = NSLock()
+    /// Runs `body` (a child's start, with whatever descriptors it makes for it) while no other
+    /// child of this process starts.
+    public static func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}
 
 /// A value shared between threads of a test.
 public final class Locked<T>: @unchecked Sendable {

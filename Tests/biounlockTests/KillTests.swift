@@ -32,9 +32,11 @@ final class KillTests: XCTestCase {
         p.arguments = globals + args
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
-        let input = Pipe()
-        p.standardInput = input
-        try p.run()
+        let input = try launch(p) { p in
+            let input = Pipe()
+            p.standardInput = input
+            return input
+        }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
         return p
