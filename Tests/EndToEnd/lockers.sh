@@ -18,6 +18,11 @@
 #   the PIN at the prompt, and a wrong PIN then the password unlock it as they should.
 # - vlock on a terminal (expect): it is setuid root, so the module decides in-process (no
 #   checker); a touch and the PIN at its type-or-touch prompt.
+# - GNU screen's lock (screen -X lockscreen, as C-a x does it) on a terminal, as Debian ships it
+#   (no pam.d file: `screen` falls to Debian's `other`, so common-auth): it reads "Password:"
+#   itself, then runs PAM as the user (through the checker) and answers every prompt with what
+#   was typed; the PIN, the Unix password, Enter then a touch, a wrong finger then the right one,
+#   and a wrong PIN then the password.
 # Then the audit log holds exactly the rows a root caller would have left.
 #
 # The checker copy lives in a root-owned 0755 temp dir under .build/ (the module refuses one in
@@ -36,13 +41,13 @@ source "$here/lib/checks.bash"
 
 # (No capital in the password: xdotool types capitals by remapping a key, which xscreensaver's
 # dialog can read before the remap lands.)
-USER_=bilocker USER_UID=4262 UNIX_PW='locker-unix-pw-5' PIN=5813 FINGER=bilocker-right-index
+USER_=bilocker USER_UID=4262 UNIX_PW='locker-unix-pw-5' PIN=5813 FINGER=bilocker-right-index WRONG_PIN=1357
 
 helpers=""
 cleanup() { sandbox_destroy; [ -n "$helpers" ] && rm -rf -- "$helpers"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-for tool in Xvfb xdotool i3lock xscreensaver xsecurelock strace vlock expect; do
+for tool in Xvfb xdotool i3lock xscreensaver xsecurelock strace vlock expect screen; do
     command -v "$tool" >/dev/null 2>&1 || { fail "tool '$tool' is installed (run ./scripts/deps)"; finish; }
 done
 [ -x "$BUILD_DIR/biounlock-check" ] || { fail "a build with biounlock-check in $BUILD_DIR (run ./scripts/build)"; finish; }
@@ -203,11 +208,74 @@ check "vlock: setuid root, its type-or-touch prompt ('$USER_'s PIN or password f
     eval '[ "$(cat "$out/vlock-touch.rc")" = 0 ] && grep -q "PIN or password for unlocking the screen, or touch the reader: " "$out/vlock-touch.log"' -- "$out/vlock-touch.log"
 check "vlock: the PIN typed at the same prompt unlocks" eval '[ "$(cat "$out/vlock-pin.rc")" = 0 ]' -- "$out/vlock-pin.log"
 
+# ---- GNU screen's lock, on a terminal ----
+# A session whose window locks the display at once (`screen -X lockscreen`, what C-a x runs):
+# screen's attacher prints "Screen used by ... Password:", reads the password with echo off, then
+# runs the `screen` service as the user with what was typed (every prompt gets it; texts are
+# dropped) and, on a failure, asks again. Here, once the lock ends, the attacher leaves too (its
+# session lives on, in a namespace that goes with the snippet): a run that ends with screen's
+# status 0 after STEPS, with as many "Password:" prompts as they expect, was unlocked.
+cat >"$SANDBOX_DIR/run/screen.exp" <<'EXP'
+set timeout 30
+lassign $argv touch steps
+spawn -noecho {*}[lrange $argv 2 end]
+proc await {pattern} {
+    expect {
+        -re $pattern {}
+        timeout { puts "\nEXPECT: timed out waiting for /$pattern/"; exit 124 }
+        eof { puts "\nEXPECT: ended while waiting for /$pattern/"; exit 125 }
+    }
+}
+foreach step $steps {
+    switch -glob -- $step {
+        =* { await [string range $step 1 end] }
+        >* { sleep 0.3; send -- "[string range $step 1 end]\r" }
+        !* { exec {*}$touch [string range $step 1 end] }
+        w* { sleep [string range $step 1 end] }
+    }
+}
+expect { eof {} timeout { puts "\nEXPECT: no end"; exit 124 } }
+lassign [wait] pid spawn_id os_error status
+exit $status
+EXP
+screen_lock() { # NAME STEPS
+    sandbox_run '
+        mount --bind "$SANDBOX_DIR/etc-security" /etc/security || exit 1
+        cp "$SANDBOX_DIR/debian-pam.d/other" "$SANDBOX_DIR/debian-pam.d/common-auth" "$SANDBOX_DIR/debian-pam.d/common-account" \
+            "$SANDBOX_DIR/debian-pam.d/common-password" "$SANDBOX_DIR/debian-pam.d/common-session" /etc/pam.d/
+        rm -f /etc/pam.d/screen
+        touch="$SANDBOX_BUILD/biounlock --sim-socket $SANDBOX_SOCK sim scan"
+        export LOCK_USER=$2
+        SANDBOX_AS_TTY=1 expect -f "$SANDBOX_DIR/run/screen.exp" "$touch" "$3" \
+            bash -c "source \"\$SANDBOX_LIB\"; SANDBOX_AS_TTY=1 sandbox_as \"\$LOCK_USER\" env TERM=xterm SCREENDIR=/tmp/screens-\$LOCK_USER screen -q sh -c \"screen -X lockscreen; exec sleep 60\"" \
+            >"$SANDBOX_DIR/out/$1.log" 2>&1
+        echo $? >"$SANDBOX_DIR/out/$1.rc"
+    ' "$1" "$USER_" "$2"
+}
+screen_unlocked() { # NAME PROMPTS
+    [ "$(cat "$out/$1.rc")" = 0 ] && [ "$(grep -c "^Password:" "$out/$1.log")" = "$2" ]
+}
+screen_lock screen-pin "{=Password:} {>$PIN}"
+check "GNU screen's lock (Debian: no pam.d file, so other and common-auth; as the user, through the checker): the PIN typed at its Password: unlocks" \
+    screen_unlocked screen-pin 1 -- "$out/screen-pin.log"
+screen_lock screen-password "{=Password:} {>$UNIX_PW}"
+check "GNU screen's lock: the Unix password typed there unlocks (handed on to pam_unix)" screen_unlocked screen-password 1 -- "$out/screen-password.log"
+screen_lock screen-touch "{=Password:} {>} {w1} {!$FINGER}"
+check "GNU screen's lock: Enter alone, then a touch, unlocks" screen_unlocked screen-touch 1 -- "$out/screen-touch.log"
+screen_lock screen-wrong-finger "{=Password:} {>} {w1} {!mallory} {w1} {!$FINGER}"
+check "GNU screen's lock: after Enter alone, a wrong finger, then the right one, unlocks (screen shows no text; the reader goes on waiting)" \
+    screen_unlocked screen-wrong-finger 1 -- "$out/screen-wrong-finger.log"
+screen_lock screen-wrong-pin "{=Password:} {>$WRONG_PIN} {=Password:} {>$UNIX_PW}"
+check "GNU screen's lock: a wrong PIN fails, screen asks again, and the Unix password unlocks" \
+    screen_unlocked screen-wrong-pin 2 -- "$out/screen-wrong-pin.log"
+
 # ---- what the store recorded, in order ----
 "$BUILD_DIR/biounlock" --db "$SANDBOX_DB" log --user "$USER_" --limit 100 >"$out/log.txt" 2>&1
 # Each line ends with the stored codes: "... (METHOD, OUTCOME, REASON)".
 # The service is named after what the user was doing: "unlocking the screen (i3lock) on :0".
-tac "$out/log.txt" | awk 'match($0, /\([^ ()]+\) on /) { print substr($0, RSTART + 1, RLENGTH - 6), $(NF-1), $(NF-2), $NF }' \
+# A service with no words of its own (screen) is named as it is: "screen on pts/0".
+tac "$out/log.txt" | awk 'match($0, /\([^ ()]+\) on /) { print substr($0, RSTART + 1, RLENGTH - 6), $(NF-1), $(NF-2), $NF; next }
+                          $4 == "on" { print $3, $(NF-1), $(NF-2), $NF }' \
     | sed 's/[(),]//g' >"$out/rows.txt"
 cat >"$out/rows.expected" <<EOF
 i3lock success fingerprint finger-matched
@@ -229,6 +297,12 @@ common-auth unavailable passcode wrong-passcode
 common-auth unavailable password password-handed-over
 vlock success fingerprint finger-matched
 vlock success passcode passcode-accepted
+screen success passcode passcode-accepted
+screen unavailable password password-handed-over
+screen success fingerprint finger-matched
+screen success fingerprint finger-matched
+screen unavailable passcode wrong-passcode
+screen unavailable password password-handed-over
 EOF
 check "audit: one row per attempt, a root caller's rows (service, outcome, method, reason)" \
     diff "$out/rows.expected" "$out/rows.txt" -- "$out/log.txt" "$out/rows.txt"

@@ -243,6 +243,17 @@ final class DebianStackTests: XCTestCase {
         XCTAssertEqual(t.messages.first, "INFO: " + ContractText.touchRequest("sddm"), "\(t.messages)")
     }
 
+    /// GNU screen's lock (C-a x): Debian ships no `screen` file, so the stack is `other`
+    /// (common-auth with the profile). screen reads "Password:" itself, then answers every prompt
+    /// with it and drops every text (lockers.sh runs the real one): the prompt at once, the typed
+    /// Unix password or PIN taken; Enter alone waits for the finger.
+    func testGnuScreensLockAsDebianShipsItTakesTheTypedSecretAtOnceAndTheFinger() throws {
+        let prompt = try assertPromptFirst("screen")
+        let pin = try transaction("screen", answers: [ModuleFixture.pin])
+        XCTAssertEqual(pin.code, "PAM_SUCCESS", pin.raw.stdout)
+        XCTAssertEqual(pin.messages, [prompt])
+    }
+
     /// The greeters' own stacks start the greeter as its system user (sddm-greeter, lightdm-greeter:
     /// `auth required pam_permit.so`), and sddm-autologin logs in without a secret: biounlock never
     /// runs there -- no message, no reader, no audit row -- even for an enrolled user's name, and

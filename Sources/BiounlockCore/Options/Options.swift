@@ -160,13 +160,15 @@ public struct Options: Equatable, Sendable {
     public static let defaultFingerprintServices = ["gdm-fingerprint", "kde-fingerprint"]
     /// PAM services whose caller reads the secret before PAM asks and answers every prompt with
     /// it, showing none of the module's messages (i3lock, swaylock, hyprlock; SDDM, whose greeter
-    /// takes the password before its helper starts `sddm`): there the prompt comes at once,
+    /// takes the password before its helper starts `sddm`; GNU screen's lock, which reads
+    /// "Password:" itself and has no pam.d file of its own on Debian, so `other`): there the
+    /// prompt comes at once,
     /// whatever `touch_first` says -- the touch request would only hold the typed password back
     /// (Debian's /etc/pam.d/i3lock is `auth include login`, sddm's `@include common-auth`:
     /// common-auth with the profile). An empty answer still waits for a touch. `none`:
     /// touch_first everywhere.
     public var promptFirstServices: [String] = Options.defaultPromptFirstServices
-    public static let defaultPromptFirstServices = ["i3lock", "swaylock", "hyprlock", "sddm"]
+    public static let defaultPromptFirstServices = ["i3lock", "swaylock", "hyprlock", "sddm", "screen"]
 
     /// This run is a fingerprint stack's (`serving`): the touch request, then the reader alone
     /// until its own timeout, no prompt. Not an option key: set from `fingerprint_services` only.

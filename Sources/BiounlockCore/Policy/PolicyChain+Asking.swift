@@ -63,7 +63,7 @@ extension PolicyChain {
             }
             return .nothing(session.end?.reason ?? .timedOut)
         }
-        // prompt_first_services (i3lock, swaylock, sddm): the prompt at once (Options.touchFirstSeconds(service:)).
+        // prompt_first_services (i3lock, swaylock, sddm, screen): the prompt at once (Options.touchFirstSeconds(service:)).
         let touchFirst = options.touchFirstSeconds(service: request.service)
         if touchFirst > 0 {
             let face = session.face.map { Messages.faceRequest(service: request.service, withFinger: $0.watchesFinger) }
