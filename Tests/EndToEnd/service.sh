@@ -131,7 +131,8 @@ in_sandbox '
     dbus="dbus-send --system --print-reply --dest=org.biounlock.Manager1 /org/biounlock/Manager1"
     run group-no-proof "$1" "" $dbus org.biounlock.Manager1.Enable string: string:@login
     record after-group-refused
-    run group-off "$1" "" $dbus org.biounlock.Manager1.Disable string: string:@login
+    # (the CLI run by the user: disable --service @login is Disable with the group)
+    run group-off "$1" "" "$cli" disable --service @login
     record after-group
     run group-status "$1" "" $dbus org.biounlock.Manager1.GetStatus string:
     run group-bad "$1" "" $dbus org.biounlock.Manager1.Disable string: string:@root
@@ -252,7 +253,7 @@ check "the current PIN re-authenticates through the shipped stack (pam_biounlock
 check "service groups: Enable of '@login' without a fresh proof is refused (AuthenticationRequired) and changes nothing" \
     eval 'said group-no-proof "org.biounlock.Manager1.Error.AuthenticationRequired" && same before-group after-group-refused' \
     -- $(files group-no-proof) "$out/before-group.status.json" "$out/after-group-refused.status.json"
-check "service groups: Disable of '@login' (no proof) turns off every login and lock-screen service (login, gdm-password, lightdm, sddm, i3lock, swaylock, kde) by override; sudo and the toggle stay on" \
+check "service groups: 'biounlock disable --service @login' as the user (Disable, no proof) turns off every login and lock-screen service (login, gdm-password, lightdm, sddm, i3lock, swaylock, kde) by override; sudo and the toggle stay on" \
     eval 'rc_is group-off 0 && ( for s in login gdm-password lightdm sddm i3lock swaylock kde kde-fingerprint; do [ "$(field after-group "$ALICE" services.$s)" = false ] || exit 1; done ) &&
           [ "$(field after-group "$ALICE" services.sudo)" = true ] && [ "$(field after-group "$ALICE" enabled)" = true ]' -- $(files group-off) "$out/after-group.status.json"
 check "service groups: that is one change with one audit row naming the group ('disabled:@login', self), and GetStatus says login off, sudo on" \

@@ -146,7 +146,7 @@ final class CLILocalizationTests: XCTestCase {
         XCTAssertTrue(jsonError.stderr.contains("--limit takes 1-1000000"), jsonError.stderr)
         let jsonUsage = try cli(["enable", user, "--service", "../sudo", "--json"], ["LANG": "de_DE.UTF-8"])
         XCTAssertEqual(jsonUsage.status, 64)
-        XCTAssertTrue(jsonUsage.stderr.contains("'../sudo' is not a PAM service name"), jsonUsage.stderr)
+        XCTAssertTrue(jsonUsage.stderr.contains("'../sudo' is neither a PAM service name nor a group of them"), jsonUsage.stderr)
     }
 
     func testHelpIsTranslatedAndOptionsAreNot() throws {

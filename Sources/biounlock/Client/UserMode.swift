@@ -12,13 +12,16 @@ enum UserMode {
     struct Spec {
         let path: [String]
         let options: [String: Bool] // name: takes a value
+        /// What --service takes: a service name, or for enable/disable a group too (biounlockd
+        /// takes `@sudo`, `@login`, `@all`), as the root path's parser checks it.
+        var service: OptionValueKind = .service
     }
 
     static let specs: [Spec] = [
         Spec(path: ["status"], options: [:]),
         Spec(path: ["log"], options: ["--user": true, "--service": true, "--since": true, "--limit": true]),
-        Spec(path: ["enable"], options: ["--service": true, "--stdin": false]),
-        Spec(path: ["disable"], options: ["--service": true]),
+        Spec(path: ["enable"], options: ["--service": true, "--stdin": false], service: .serviceScope),
+        Spec(path: ["disable"], options: ["--service": true], service: .serviceScope),
         Spec(path: ["passcode", "set"], options: ["--kind": true, "--stdin": false]),
         Spec(path: ["passcode", "change"], options: ["--kind": true, "--stdin": false]),
         Spec(path: ["passcode", "remove"], options: ["--stdin": false]),
@@ -98,8 +101,8 @@ enum UserMode {
                                         "command": (["sudo", "biounlock"] + spec.path + [sanitizedForLog(named)]).joined(separator: " ")]))
             }
         }
-        if let s = values["--service"], !ServiceName.isValid(s) {
-            throw UsageError(L("'{service}' is not a PAM service name", ["service": sanitizedForLog(s)]))
+        if let s = values["--service"], let problem = spec.service.problem(with: s, option: "--service") {
+            throw UsageError(problem)
         }
         return Invocation(path: spec.path, values: values, flags: flags, json: json)
     }

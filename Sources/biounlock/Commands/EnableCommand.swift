@@ -3,10 +3,17 @@ import BiounlockAdmin
 import BiounlockSensors
 import BiounlockFprintProtocol
 import BiounlockSystem
+import BiounlockServiceProtocol
 
 /// `biounlock enable|disable USER [--service S]`: the "biometric unlock" toggle.
+///
+/// S is a PAM service, or a group as biounlockd and the settings app take it (ManagerAPI.Scope):
+/// `@sudo` and `@login` write an override for each service of the group (ServiceGroup) in one
+/// store transaction, `@all` is the settings app's main switch (the toggle, every override of
+/// the user removed). A group needs no pam.d file: its services are the known ones.
 enum EnableCommand {
-    static let serviceOption = OptionSpec(name: "--service", value: "S", help: L("only for this PAM service (e.g. sudo)"), kind: .service)
+    static let serviceOption = OptionSpec(name: "--service", value: "S",
+                                          help: L("only for this PAM service (e.g. sudo), or a group of them: @sudo, @login, @all"), kind: .serviceScope)
     static let serviceOptions = [
         serviceOption,
         OptionSpec(name: "--pam-dir", value: "DIR", help: L("where --service must have its file (default /etc/pam.d, then /usr/lib/pam.d)")),
@@ -30,7 +37,9 @@ enum EnableCommand {
         let context = try Context(invocation)
         let account = try context.account(invocation.positionals[0])
         let service = invocation.value("--service")
-        if let service, !invocation.has("--force") { try requireService(service, invocation: invocation) }
+        // The parser let through only a service name or a group (OptionValueKind.serviceScope).
+        let scope = service.flatMap(ManagerAPI.Scope.init(argument:)) ?? .toggle
+        if case .service(let name) = scope, !invocation.has("--force") { try requireService(name, invocation: invocation) }
         if !enabled {
             // Nothing to turn off for a user biounlock has no record of: refused, and no row is
             // made (nor a store) for a name that never had one.
@@ -76,7 +85,12 @@ enum EnableCommand {
             }
         }
         try storeCall(L("cannot change the setting")) { () throws(StoreFailure) in
-            try store.setEnabled(enabled, user: account.name, service: service, at: context.now())
+            switch scope {
+            case .toggle: try store.setEnabled(enabled, user: account.name, service: nil, at: context.now())
+            case .service(let name): try store.setEnabled(enabled, user: account.name, service: name, at: context.now())
+            case .group(let group): try store.setEnabled(enabled, user: account.name, services: group.services, at: context.now())
+            case .everywhere: try store.setEnabledEverywhere(enabled, user: account.name, at: context.now())
+            }
         }
         if let fprintdDevices {
             // The prints enable accepted are the ones the module compares fprintd's with

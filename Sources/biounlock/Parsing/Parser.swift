@@ -1,4 +1,5 @@
 import BiounlockCore
+import BiounlockServiceProtocol
 
 /// A usage mistake: exit 64 (EX_USAGE) with a message naming it.
 struct UsageError: Error {
@@ -24,6 +25,30 @@ enum OptionValueKind {
     case count(ClosedRange<Int>)
     /// A PAM service name (ServiceName).
     case service
+    /// A PAM service name, or a group of them as biounlockd and the settings app take it
+    /// (ManagerAPI.Scope: `@sudo`, `@login`, `@all`).
+    case serviceScope
+
+    /// The usage error for `text` given to `option`, or nil when it is valid.
+    func problem(with text: String, option: String) -> String? {
+        switch self {
+        case .text:
+            return nil
+        case .seconds(let range):
+            guard boundedInteger(text, in: range) == nil else { return nil }
+            return L("{option} takes {range} seconds", ["option": option, "range": "\(range.lowerBound)-\(range.upperBound)"])
+        case .count(let range):
+            guard boundedInteger(text, in: range) == nil else { return nil }
+            return L("{option} takes {range}", ["option": option, "range": "\(range.lowerBound)-\(range.upperBound)"])
+        case .service:
+            guard !ServiceName.isValid(text) else { return nil }
+            return L("'{service}' is not a PAM service name", ["service": sanitizedForLog(text)])
+        case .serviceScope:
+            // "" is the Scope of the toggle: no --service at all, not an empty one.
+            guard text.isEmpty || ManagerAPI.Scope(argument: text) == nil else { return nil }
+            return L("'{service}' is neither a PAM service name nor a group of them (@sudo, @login, @all)", ["service": sanitizedForLog(text)])
+        }
+    }
 }
 
 /// One option a command accepts.
@@ -38,21 +63,7 @@ struct OptionSpec {
     }
 
     /// The usage error for `text` given to this option, or nil when it is valid.
-    func problem(with text: String) -> String? {
-        switch kind {
-        case .text:
-            return nil
-        case .seconds(let range):
-            guard boundedInteger(text, in: range) == nil else { return nil }
-            return L("{option} takes {range} seconds", ["option": name, "range": "\(range.lowerBound)-\(range.upperBound)"])
-        case .count(let range):
-            guard boundedInteger(text, in: range) == nil else { return nil }
-            return L("{option} takes {range}", ["option": name, "range": "\(range.lowerBound)-\(range.upperBound)"])
-        case .service:
-            guard !ServiceName.isValid(text) else { return nil }
-            return L("'{service}' is not a PAM service name", ["service": sanitizedForLog(text)])
-        }
-    }
+    func problem(with text: String) -> String? { kind.problem(with: text, option: name) }
 }
 
 /// What a subcommand looks like: its words, positionals, options and help (in the spirit of
@@ -184,7 +195,7 @@ struct Invocation {
         guard let text = values[name], let option = spec.options.first(where: { $0.name == name }) else { return nil }
         switch option.kind {
         case .seconds(let range), .count(let range): return boundedInteger(text, in: range)
-        case .text, .service: return nil
+        case .text, .service, .serviceScope: return nil
         }
     }
     func has(_ flag: String) -> Bool { flags.contains(flag) }

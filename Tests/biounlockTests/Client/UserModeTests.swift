@@ -27,7 +27,9 @@ final class UserModeTests: CLIFixture {
     }
 
     func testNoServiceIsSaidNeverAnAnswer() throws {
-        for args in [["status"], ["status", "nobody"], ["status", "--json"], ["log"], ["disable"], ["enable", "--stdin"]] {
+        // (enable and disable also take a group, as biounlockd does: it goes to the service.)
+        for args in [["status"], ["status", "nobody"], ["status", "--json"], ["log"], ["disable"], ["enable", "--stdin"],
+                     ["disable", "--service", "@login"], ["enable", "--service", "@all", "--stdin"]] {
             let r = try asUser(args, stdin: "password\n")
             XCTAssertEqual(r.status, 1, "\(args)")
             XCTAssertTrue(r.stderr.contains("the biounlock service (biounlockd) cannot be reached, so nothing was read or changed"), r.stderr)
@@ -36,7 +38,8 @@ final class UserModeTests: CLIFixture {
     }
 
     func testUsageErrors() throws {
-        for args in [["status", "--bogus"], ["enrol", "--finger"], ["reset", "a", "b"], ["enable", "--service", "../x"]] {
+        for args in [["status", "--bogus"], ["enrol", "--finger"], ["reset", "a", "b"], ["enable", "--service", "../x"],
+                     ["disable", "--service", "@desktop"], ["log", "--service", "@login"]] {
             let r = try asUser(args)
             XCTAssertEqual(r.status, 64, "\(args): \(r.stderr)")
         }

@@ -1,6 +1,7 @@
 import XCTest
 import TestSupport
 import Foundation
+import BiounlockCore
 
 /// `biounlock enable` and `disable`.
 final class EnableCommandTests: CLIFixture {
@@ -49,5 +50,44 @@ final class EnableCommandTests: CLIFixture {
         XCTAssertEqual((list["users"] as? [[String: Any]])?.compactMap { $0["user"] as? String }, [user], "no row for nobody")
         XCTAssertEqual(try cli(["disable", "biounlock-no-such-user"]).status, 1)
         XCTAssertEqual(try cli(["disable", user]).status, 0, "a user with a record")
+    }
+
+    /// --service also takes a group, as biounlockd and the settings app do: @sudo and @login write
+    /// an override for each service of the group (no pam.d file needed), @all is the main switch
+    /// (the toggle on or off, every override removed); an unknown group is a usage error.
+    func testServiceGroups() throws {
+        XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
+        func overrides() throws -> [String: Bool] {
+            let users = try XCTUnwrap(try json(try cli(["status", user, "--json"]))["users"] as? [[String: Any]])
+            return try XCTUnwrap(users.first?["services"] as? [String: Bool])
+        }
+        let before = try overrides()
+        for command in ["enable", "disable"] {
+            let unknown = try cli([command, user, "--service", "@desktop"])
+            XCTAssertEqual(unknown.status, 64, unknown.stdout)
+            XCTAssertTrue(unknown.stderr.contains("'@desktop' is neither a PAM service name nor a group of them (@sudo, @login, @all)"), unknown.stderr)
+        }
+        XCTAssertEqual(try overrides(), before, "nothing written")
+
+        let noPamDir = dir + "/no-such-pam.d"
+        let sudo = try cli(["disable", user, "--service", "@sudo", "--pam-dir", noPamDir])
+        XCTAssertEqual(sudo.status, 0, sudo.stderr)
+        XCTAssertTrue(sudo.stdout.contains("Biometric unlock off for daemon (service @sudo)."), sudo.stdout)
+        let sudoOff = Dictionary(uniqueKeysWithValues: ServiceGroup.sudo.services.map { ($0, false) })
+        XCTAssertEqual(try overrides(), sudoOff)
+        XCTAssertEqual(try cli(["disable", user, "--service", "@login", "--pam-dir", noPamDir]).status, 0)
+        XCTAssertEqual(try overrides(), sudoOff.merging(ServiceGroup.login.services.map { ($0, false) }) { a, _ in a })
+        XCTAssertTrue(ServiceGroup.login.services.contains("login") && ServiceGroup.sudo.services.contains("su"))
+
+        // Enabling a group or everything is refused as the toggle is while no finger is enrolled.
+        XCTAssertEqual(try cli(["enable", user, "--service", "@login"]).status, 1)
+        XCTAssertEqual(try enrol().status, 0)
+        XCTAssertEqual(try cli(["enable", user, "--service", "@login"]).status, 0)
+        XCTAssertEqual(try overrides(), sudoOff.merging(ServiceGroup.login.services.map { ($0, true) }) { a, _ in a })
+        let all = try cli(["enable", user, "--service", "@all"])
+        XCTAssertEqual(all.status, 0, all.stderr)
+        XCTAssertEqual(try overrides(), [:], "every override removed")
+        let users = try XCTUnwrap(try json(try cli(["status", user, "--json"]))["users"] as? [[String: Any]])
+        XCTAssertEqual(users.first?["enabled"] as? Bool, true, "the toggle on")
     }
 }

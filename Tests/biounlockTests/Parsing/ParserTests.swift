@@ -37,12 +37,15 @@ final class ParserTests: CLIFixture {
     }
 
     /// Values are checked by the parser from each option's kind (OptionValueKind), before the
-    /// command runs: every command taking --service refuses the same names, numbers follow Core's
+    /// command runs: every command taking --service refuses the same names (enable and disable
+    /// also take a group, and say so), numbers follow Core's
     /// integer rule (no sign, no spaces, in range), and nothing is created on the way.
     func testOptionValuesAreCheckedBeforeTheCommandRuns() throws {
         let cases: [([String], String)] = [
-            (["enable", user, "--service", "../sudo"], "'../sudo' is not a PAM service name"),
-            (["disable", user, "--service", "su do"], "'su do' is not a PAM service name"),
+            (["enable", user, "--service", "../sudo"], "'../sudo' is neither a PAM service name nor a group of them (@sudo, @login, @all)"),
+            (["disable", user, "--service", "su do"], "'su do' is neither a PAM service name nor a group of them"),
+            (["disable", user, "--service", "@"], "'@' is neither a PAM service name nor a group of them"),
+            (["log", "--service", "@login"], "'@login' is not a PAM service name"),
             (["verify", user, "--service", ".hidden"], "'.hidden' is not a PAM service name"),
             (["log", "--service", "pam.d/sudo"], "'pam.d/sudo' is not a PAM service name"),
             (["log", "--limit", "+5"], "--limit takes 1-1000000"),
