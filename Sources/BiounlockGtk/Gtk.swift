@@ -166,6 +166,16 @@ public final class PreferencesGroup: Widget {
     }
     public func add(_ child: Widget) { adw_preferences_group_add(g.typed(), child.widget) }
     public func remove(_ child: Widget) { adw_preferences_group_remove(g.typed(), child.widget) }
+    /// Puts `child`, one of the group's rows, after all the others. libadwaita 1.2 has no way to
+    /// reorder, so it is removed and added again; the group holds the only reference to a row
+    /// (the floating one is sunk when it is added), so a reference of its own keeps it alive --
+    /// and its children and expanded state with it -- in between.
+    public func moveToEnd(_ child: Widget) {
+        _ = g_object_ref(child.g.raw)
+        adw_preferences_group_remove(g.typed(), child.widget)
+        adw_preferences_group_add(g.typed(), child.widget)
+        g_object_unref(child.g.raw)
+    }
 }
 
 /// AdwActionRow: a title, a subtitle, widgets before and after (libadwaita 1.2 has no

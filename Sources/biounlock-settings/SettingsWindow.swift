@@ -374,6 +374,8 @@ final class SettingsWindow {
             unlockGroup.add(row)
             missingRows.append(row)
         }
+        // Right under the switch that was refused, above "Where to Use It".
+        if !missingRows.isEmpty { unlockGroup.moveToEnd(whereRow) }
     }
 
     /// After a fix: what is still missing, said again (nothing changes).

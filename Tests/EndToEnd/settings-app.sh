@@ -157,6 +157,13 @@ check "toggle on with nothing enrolled: refused, with an 'Add a Finger' button t
 check "toggle on with nothing enrolled: the row says why (no finger is enrolled yet)" result refused-says-why -- "${logs[@]}" "$out/refuse/refused.tree"
 check "toggle on with no passcode: a 'Set a PIN' button too" result refused-pin-fix-offered -- "${logs[@]}" "$out/refuse/refused.tree"
 check "toggle on refused: the switch goes back off and can be used again" result refused-toggle-stays-off -- "${logs[@]}" "$out/refuse/refused.tree"
+# The accessible tree is in the window's order: what is missing comes right under the switch.
+check "toggle on refused: what is missing is said right under the switch, above Where to Use It" \
+    eval 'python3 -c "
+import sys
+t = open(sys.argv[1]).read()
+m, w = t.find(\"No finger is enrolled yet\"), t.find(\"Where to Use It\")
+sys.exit(0 if 0 <= m < w else 1)" "$out/refuse/refused.tree"' -- "$out/refuse/refused.tree"
 check "the app is still running after the refusal" result app-still-running -- "${logs[@]}"
 check "a screenshot of the refusal was taken" result screenshot-refused -- "${logs[@]}" "$out/refuse/refused.import.err"
 # The system's style: the same window dark when the system prefers dark, light by default (the
