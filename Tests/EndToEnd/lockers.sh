@@ -173,49 +173,12 @@ check "xsecurelock: it showed biounlock's touch request, then its prompt, in wor
     eval 'grep -q "\"Touch the fingerprint reader to authenticate for unlocking the screen\"" "$out/xsecurelock.log" &&
           grep -q "\"PIN or password for unlocking the screen, or touch the reader, then press Enter: \"" "$out/xsecurelock.log"' -- "$out/xsecurelock.log"
 
-# ---- vlock, on a terminal ----
-cat >"$SANDBOX_DIR/run/vlock.exp" <<'EXP'
-set timeout 30
-lassign $argv mode touch
-spawn -noecho {*}[lrange $argv 2 end]
-proc await {pattern} {
-    expect {
-        -re $pattern {}
-        timeout { puts "\nEXPECT: timed out waiting for /$pattern/"; exit 124 }
-        eof { puts "\nEXPECT: ended while waiting for /$pattern/"; exit 125 }
-    }
-}
-await {press \[ENTER\] to unlock}
-send "\r"
-await {or touch the reader: $}
-if {$mode eq "touch"} { exec {*}$touch } else { sleep 0.2; send -- "$mode\r" }
-expect { eof {} timeout { puts "\nEXPECT: no end"; exit 124 } }
-lassign [wait] pid spawn_id os_error status
-exit $status
-EXP
-for mode in touch "$PIN"; do
-    name=vlock-$([ "$mode" = touch ] && echo touch || echo pin)
-    sandbox_run '
-        mount --bind "$SANDBOX_DIR/etc-security" /etc/security || exit 1
-        touch="$SANDBOX_BUILD/biounlock --sim-socket $SANDBOX_SOCK sim scan $3"
-        export LOCK_USER=$2
-        SANDBOX_AS_TTY=1 expect -f "$SANDBOX_DIR/run/vlock.exp" "$1" "$touch" \
-            bash -c "source \"\$SANDBOX_LIB\"; SANDBOX_AS_TTY=1 sandbox_as \"\$LOCK_USER\" vlock -c" >"$SANDBOX_DIR/out/$4.log" 2>&1
-        echo $? >"$SANDBOX_DIR/out/$4.rc"
-    ' "$mode" "$USER_" "$FINGER" "$name"
-done
-check "vlock: setuid root, its type-or-touch prompt ('$USER_'s PIN or password for unlocking the screen, or touch the reader:'); a touch unlocks" \
-    eval '[ "$(cat "$out/vlock-touch.rc")" = 0 ] && grep -q "PIN or password for unlocking the screen, or touch the reader: " "$out/vlock-touch.log"' -- "$out/vlock-touch.log"
-check "vlock: the PIN typed at the same prompt unlocks" eval '[ "$(cat "$out/vlock-pin.rc")" = 0 ]' -- "$out/vlock-pin.log"
-
-# ---- GNU screen's lock, on a terminal ----
-# A session whose window locks the display at once (`screen -X lockscreen`, what C-a x runs):
-# screen's attacher prints "Screen used by ... Password:", reads the password with echo off, then
-# runs the `screen` service as the user with what was typed (every prompt gets it; texts are
-# dropped) and, on a failure, asks again. Here, once the lock ends, the attacher leaves too (its
-# session lives on, in a namespace that goes with the snippet): a run that ends with screen's
-# status 0 after STEPS, with as many "Password:" prompts as they expect, was unlocked.
-cat >"$SANDBOX_DIR/run/screen.exp" <<'EXP'
+# ---- terminal lockers (vlock, GNU screen): one conversation each, step by step (expect) ----
+# terminal.exp TOUCH STEPS COMMAND...: runs COMMAND on a pty and takes STEPS (a Tcl list) in
+# turn: =REGEX waits for it, >TEXT types TEXT and Enter (">": Enter alone), !ID touches the
+# reader with finger ID (TOUCH ID), wSECONDS waits; then waits for COMMAND's end, its status the
+# exit status (124: a step or the end did not come in 30 s, 125: COMMAND ended first).
+cat >"$SANDBOX_DIR/run/terminal.exp" <<'EXP'
 set timeout 30
 lassign $argv touch steps
 spawn -noecho {*}[lrange $argv 2 end]
@@ -229,7 +192,7 @@ proc await {pattern} {
 foreach step $steps {
     switch -glob -- $step {
         =* { await [string range $step 1 end] }
-        >* { sleep 0.3; send -- "[string range $step 1 end]\r" }
+        >* { sleep 0.2; send -- "[string range $step 1 end]\r" }
         !* { exec {*}$touch [string range $step 1 end] }
         w* { sleep [string range $step 1 end] }
     }
@@ -238,19 +201,38 @@ expect { eof {} timeout { puts "\nEXPECT: no end"; exit 124 } }
 lassign [wait] pid spawn_id os_error status
 exit $status
 EXP
-screen_lock() { # NAME STEPS
+# on_terminal NAME STEPS SETUP COMMAND: COMMAND (a shell line, $LOCK_USER its user) through
+# terminal.exp in a fresh namespace, after SETUP (a shell line, as root); out/NAME.log, NAME.rc.
+on_terminal() {
     sandbox_run '
         mount --bind "$SANDBOX_DIR/etc-security" /etc/security || exit 1
-        cp "$SANDBOX_DIR/debian-pam.d/other" "$SANDBOX_DIR/debian-pam.d/common-auth" "$SANDBOX_DIR/debian-pam.d/common-account" \
-            "$SANDBOX_DIR/debian-pam.d/common-password" "$SANDBOX_DIR/debian-pam.d/common-session" /etc/pam.d/
-        rm -f /etc/pam.d/screen
-        touch="$SANDBOX_BUILD/biounlock --sim-socket $SANDBOX_SOCK sim scan"
+        eval "$4"
         export LOCK_USER=$2
-        SANDBOX_AS_TTY=1 expect -f "$SANDBOX_DIR/run/screen.exp" "$touch" "$3" \
-            bash -c "source \"\$SANDBOX_LIB\"; SANDBOX_AS_TTY=1 sandbox_as \"\$LOCK_USER\" env TERM=xterm SCREENDIR=/tmp/screens-\$LOCK_USER screen -q sh -c \"screen -X lockscreen; exec sleep 60\"" \
-            >"$SANDBOX_DIR/out/$1.log" 2>&1
+        SANDBOX_AS_TTY=1 expect -f "$SANDBOX_DIR/run/terminal.exp" "$SANDBOX_BUILD/biounlock --sim-socket $SANDBOX_SOCK sim scan" "$3" \
+            bash -c "source \"\$SANDBOX_LIB\"; SANDBOX_AS_TTY=1 sandbox_as \"\$LOCK_USER\" $5" >"$SANDBOX_DIR/out/$1.log" 2>&1
         echo $? >"$SANDBOX_DIR/out/$1.rc"
-    ' "$1" "$USER_" "$2"
+    ' "$1" "$USER_" "$2" "$3" "$4"
+}
+
+# ---- vlock ----
+vlock_steps='{=press \[ENTER\] to unlock} {>} {=or touch the reader: $}'
+on_terminal vlock-touch "$vlock_steps {!$FINGER}" : "vlock -c"
+on_terminal vlock-pin "$vlock_steps {>$PIN}" : "vlock -c"
+check "vlock: setuid root, its type-or-touch prompt ('$USER_'s PIN or password for unlocking the screen, or touch the reader:'); a touch unlocks" \
+    eval '[ "$(cat "$out/vlock-touch.rc")" = 0 ] && grep -q "PIN or password for unlocking the screen, or touch the reader: " "$out/vlock-touch.log"' -- "$out/vlock-touch.log"
+check "vlock: the PIN typed at the same prompt unlocks" eval '[ "$(cat "$out/vlock-pin.rc")" = 0 ]' -- "$out/vlock-pin.log"
+
+# ---- GNU screen's lock, on a terminal ----
+# A session whose window locks the display at once (`screen -X lockscreen`, what C-a x runs):
+# screen's attacher prints "Screen used by ... Password:", reads the password with echo off, then
+# runs the `screen` service as the user with what was typed (every prompt gets it; texts are
+# dropped) and, on a failure, asks again. Here, once the lock ends, the attacher leaves too (its
+# session lives on, in a namespace that goes with the snippet): a run that ends with screen's
+# status 0 after STEPS, with as many "Password:" prompts as they expect, was unlocked.
+screen_setup='cp "$SANDBOX_DIR"/debian-pam.d/other "$SANDBOX_DIR"/debian-pam.d/common-* /etc/pam.d/; rm -f /etc/pam.d/screen'
+screen_lock() { # NAME STEPS
+    on_terminal "$1" "$2" "$screen_setup" \
+        "env TERM=xterm SCREENDIR=/tmp/screens-\$LOCK_USER screen -q sh -c \"screen -X lockscreen; exec sleep 60\""
 }
 screen_unlocked() { # NAME PROMPTS
     [ "$(cat "$out/$1.rc")" = 0 ] && [ "$(grep -c "^Password:" "$out/$1.log")" = "$2" ]
