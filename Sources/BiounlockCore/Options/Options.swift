@@ -184,9 +184,13 @@ public struct Options: Equatable, Sendable {
         return o
     }
 
+    /// Whether `service` is one of `prompt_first_services`: its caller reads the secret itself and
+    /// answers the conversation's prompts with it.
+    public func promptsFirst(_ service: String) -> Bool { promptFirstServices.contains(service) }
+
     /// `touch_first` for this service: 0 in `prompt_first_services`.
     public func touchFirstSeconds(service: String) -> Int {
-        promptFirstServices.contains(service) ? 0 : touchFirstSeconds
+        promptsFirst(service) ? 0 : touchFirstSeconds
     }
     /// The services that start a desktop or console session (issue 32): there, the rule "after a
     /// restart" of require_passcode takes the Unix password (through the stack's password module),

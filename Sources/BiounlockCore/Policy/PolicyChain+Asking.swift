@@ -14,7 +14,11 @@ import BiounlockSystem
 ///   counts, and the wait goes on until `timeout`.
 extension PolicyChain {
     func ask(_ session: FingerSession, takes: Messages.Takes, request: AuthRequest) -> Entry {
-        if options.prompt == .concurrent, let terminal = heldTerminal ?? terminal() {
+        // A caller of prompt_first_services has read the secret already and answers the
+        // conversation's prompts with it -- GNU screen's lock does so on a terminal, as root
+        // too: the module never prompts on that terminal behind its back (a second prompt there,
+        // the typed secret never asked for).
+        if options.prompt == .concurrent, !options.promptsFirst(request.service), let terminal = heldTerminal ?? terminal() {
             return typeOrTouch(session, at: terminal, takes: takes, request: request)
         }
         return dialog(session, takes: takes, request: request)

@@ -21,11 +21,28 @@ final class TypeOrTouchTests: XCTestCase {
         store.users["alice"]?.uid = 1
     }
 
-    func run(_ sensor: ScriptedSensor, _ terminal: ScriptedTerminal?) -> Decision {
+    func run(_ sensor: ScriptedSensor, _ terminal: ScriptedTerminal?, service: String = "sudo") -> Decision {
         let store = self.store
         return PolicyChain(options: options, conversation: conversation, logger: MemoryLogger(), sensors: ScriptedSensors(sensor: sensor),
                            openStore: { .success(store) }, lookupAccount: { .success(Account(name: $0, uid: 1)) }, clock: FixedClock(),
-                           bootID: { "b" }, terminal: { terminal }).run(AuthRequest(user: "alice", service: "sudo"))
+                           bootID: { "b" }, terminal: { terminal }).run(AuthRequest(user: "alice", service: service))
+    }
+
+    /// GNU screen's lock run by root (the module in-process, on screen's terminal): screen read
+    /// "Password:" itself and answers the conversation's prompt with it, so the terminal is not
+    /// the module's to prompt on (prompt_first_services): the typed PIN is taken from the
+    /// conversation, at once, and nothing is written to or read from the terminal.
+    func testAPromptFirstCallerOnATerminalIsAskedThroughTheConversation() {
+        conversation = ScriptedConversation([.answer(Secret(bytes: Array("2468".utf8))!)])
+        let terminal = ScriptedTerminal([Self.line("1111")])
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), terminal, service: "screen").outcome, .success(.passcode))
+        XCTAssertEqual(terminal.transcript, [], "the terminal is not touched")
+        XCTAssertEqual(conversation.transcript, ["PROMPT: PIN or password for screen, or touch the reader, then press Enter: "])
+        // Elsewhere the same terminal is the module's (type or touch).
+        options.promptFirstServices = []
+        conversation = ScriptedConversation()
+        XCTAssertEqual(run(ScriptedSensor([.interrupted]), ScriptedTerminal([Self.line("2468")]), service: "screen").outcome, .success(.passcode))
+        XCTAssertEqual(conversation.transcript, [])
     }
 
     static func line(_ s: String) -> TerminalInput { .line(Secret(bytes: Array(s.utf8))!) }
