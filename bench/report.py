@@ -566,6 +566,15 @@ def main():
               "client connected beforehand can overtake (docs/DESIGN.md); waiting for Release is what makes the "
               "device free before the transaction returns, and it is kept.")
             w("")
+        elif None not in (a, b, ma, mb) and a - b > 800:
+            p90 = num(tf, "touch_p90_us")
+            w(f"**The touch target is met in this run, narrowly**: `sensor=fprintd` takes {signed_ms(a - b)} ms more than "
+              f"pam_fprintd from the touch ({signed_ms(ma - mb)} ms from fprintd's match as the monitor saw it), "
+              f"{(1000 - (a - b)) / 1000:.3f} ms inside the 1 ms allowed -- little beside the spread of this path's own "
+              f"times (median {a / 1000:.2f} ms, p90 {p90 / 1000:.2f} ms), so a run on a busier machine may miss it. "
+              "Most of the difference is fprintd's answer to `Release`, kept because it makes the device free before "
+              "the transaction returns (above, and docs/DESIGN.md).")
+            w("")
 
     # ---------------------------------------------------------------- notes
     if baseline:
