@@ -108,9 +108,12 @@ final class CheckerServiceTests: XCTestCase {
         var languages: [String] = []
         service.useLanguage = { locale, language in languages.append(locale + "|" + language); return false }
         let served = DispatchSemaphore(value: 0)
-        var decision = Decision(.unavailable, .checkerUnavailable)
+        let decided = Locked(Decision(.unavailable, .checkerUnavailable))
+        let serving = HandedOver((service, checkerEnd))
         Thread.detachNewThread {
-            decision = service.serve(checkerEnd)
+            let (service, checkerEnd) = serving.value
+            let decision = service.serve(checkerEnd)
+            decided.mutate { $0 = decision }
             checkerEnd.close()
             served.signal()
         }
@@ -129,7 +132,7 @@ final class CheckerServiceTests: XCTestCase {
         }
         moduleEnd.close()
         XCTAssertEqual(served.wait(timeout: .now() + 30), .success)
-        return Exchange(decision: decision, relayed: relayed, conversation: conversation, log: logger.text, languages: languages)
+        return Exchange(decision: decided.value, relayed: relayed, conversation: conversation, log: logger.text, languages: languages)
     }
 
     func testThePINUnlocksAndTheAuditRowIsARootCallersRow() throws {
@@ -304,8 +307,9 @@ final class RelayTests: XCTestCase {
     func fakeChecker(_ frames: [[UInt8]], closeAfter: Bool = true, readAnswers: Bool = false) -> FrameChannel {
         var fds: [Int32] = [-1, -1]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds), 0)
-        let checker = FrameChannel(fd: fds[0])
+        let handed = HandedOver(FrameChannel(fd: fds[0]))
         Thread.detachNewThread {
+            let checker = handed.value
             _ = checker.receive(until: monotonicMilliseconds() + 2000)   // the request
             for f in frames {
                 _ = checker.send(f, until: monotonicMilliseconds() + 2000)

@@ -29,8 +29,9 @@ final class HelperEndpointTests: XCTestCase {
     /// Serves on a thread; the requests the handler saw, once the loop has ended.
     func serve(until done: XCTestExpectation, _ handle: @escaping (FprintRequest, HelperEndpoint) -> Bool) -> () -> [FprintRequest] {
         let seen = Locked<[FprintRequest]>([])
-        let endpoint = self.endpoint!
+        let handed = HandedOver(self.endpoint!)
         Thread {
+            let endpoint = handed.value
             endpoint.serve { request in
                 seen.mutate { $0.append(request) }
                 return handle(request, endpoint)

@@ -114,7 +114,7 @@ final class PasscodeLockTests: XCTestCase {
         XCTAssertEqual(try store().loadUser("alice")?.passcodeFailures, 1)
         let attempt = try store()
         var checked = false
-        let outcome = try Faults.run(FaultSchedule([FaultRule(.fdatasync, .fail(.ioError))])) { () -> Result<PasscodeAttempt, StoreFailure> in
+        let outcome = Faults.run(FaultSchedule([FaultRule(.fdatasync, .fail(.ioError))])) { () -> Result<PasscodeAttempt, StoreFailure> in
             Result { () throws(StoreFailure) -> PasscodeAttempt in
                 try attempt.attemptPasscode(user: "alice", threshold: 5, clock: SystemClock(), bootID: "b") { checked = true; return true }
             }

@@ -274,7 +274,7 @@ final class StoreTests: XCTestCase {
         XCTAssertThrowsError(try Store.open(path: path, mode: .administer))
 
         let garbage = dir + "/store/garbage.db"
-        FileManager.default.createFile(atPath: garbage, contents: Data(repeating: 0x41, count: 4096), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: garbage, contents: Data(repeating: 0x41, count: 4096), attributes: [.posixPermissions: 0o600])
         XCTAssertThrowsError(try Store.open(path: garbage, mode: .authenticate).loadUser("alice"))
     }
 
@@ -288,7 +288,7 @@ final class StoreTests: XCTestCase {
     func testOlderSchemaIsMigratedByTheCLIOnlyAndKeepsData() throws {
         _ = try Store.open(path: path, mode: .administer) // creates the trusted directory
         let empty = dir + "/store/old.db"
-        FileManager.default.createFile(atPath: empty, contents: nil, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: empty, contents: nil, attributes: [.posixPermissions: 0o600])
         XCTAssertThrowsError(try Store.open(path: empty, mode: .authenticate).loadUser("alice")) { XCTAssertTrue("\($0)".contains("older"), "\($0)") }
         let store = try Store.open(path: empty, mode: .administer)
         try store.setEnabled(true, user: "alice", service: nil, at: 5)
@@ -357,9 +357,9 @@ final class StoreTests: XCTestCase {
 
     func testCountersAndSuccess() throws {
         let store = try Store.open(path: path, mode: .administer)
-        try store.recordBiometricFailure(user: "alice", at: 1)
-        try store.recordBiometricFailure(user: "alice", at: 2)
-        try store.recordPasscodeFailure(user: "alice", at: 3)
+        _ = try store.recordBiometricFailure(user: "alice", at: 1)
+        _ = try store.recordBiometricFailure(user: "alice", at: 2)
+        _ = try store.recordPasscodeFailure(user: "alice", at: 3)
         var r = try XCTUnwrap(store.loadUser("alice"))
         XCTAssertEqual([r.biometricFailures, r.passcodeFailures], [2, 1])
         XCTAssertFalse(r.enabled, "a counter row does not enable anything")
@@ -380,7 +380,7 @@ final class StoreTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: workers) { _ in
             do {
                 let s = try Store.open(path: path, mode: .authenticate)
-                for i in 0..<each { try s.recordBiometricFailure(user: "newuser", at: Int64(i)) }
+                for i in 0..<each { _ = try s.recordBiometricFailure(user: "newuser", at: Int64(i)) }
             } catch { errors.mutate { $0 += 1 } }
         }
         XCTAssertEqual(errors.value, 0)

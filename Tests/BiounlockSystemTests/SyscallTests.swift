@@ -180,15 +180,16 @@ final class FaultTests: XCTestCase {
 
     func testFaultsApplyToTheInstallingThreadOnly() throws {
         Faults.install(FaultSchedule([FaultRule(.open, .fail(.tooManyOpenFiles), count: 100)]))
-        var otherThreadOpened = false
+        final class Flag: @unchecked Sendable { var raised = false }  // written by the thread, read after done
+        let otherThreadOpened = Flag()
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
-            otherThreadOpened = (try? FileDescriptor.open("/dev/null", .readOnly)) != nil
+            otherThreadOpened.raised = (try? FileDescriptor.open("/dev/null", .readOnly)) != nil
             done.signal()
         }
         thread.start()
         done.wait()
-        XCTAssertTrue(otherThreadOpened)
+        XCTAssertTrue(otherThreadOpened.raised)
         XCTAssertThrowsError(try FileDescriptor.open("/dev/null", .readOnly).close())
     }
 

@@ -71,7 +71,7 @@ final class HostSafetyTests: ModuleTestCase {
     /// The path: account, store, the user's row, the lid, the passcode lockout message (no finger
     /// enrolled: nothing biounlock can take), the audit row.
     func testTenThousandTransactionsInOneProcess() throws {
-        for _ in 0..<5 { try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
+        for _ in 0..<5 { _ = try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
         try fixture.store.deleteTemplates(user: user, finger: nil)
         let t = try fixture.authenticate(extra: ["--cycles", "10000"], timeout: 300)
         XCTAssertEqual(t.lines("RESULTS"), ["PAM_AUTHINFO_UNAVAIL=10000"], t.raw.stdout + t.raw.stderr)

@@ -53,7 +53,7 @@ final class TimingTests: ModuleTestCase {
     }
 
     func testALockedPasscodeIsNotChecked() throws {
-        for _ in 0..<5 { try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
+        for _ in 0..<5 { _ = try fixture.store.recordPasscodeFailure(user: user, at: SystemClock().now()) }
         let locked = try argon2(answers: [ModuleFixture.pin])
         XCTAssertEqual(locked.code, "PAM_AUTHINFO_UNAVAIL", "even the right PIN goes on to the password")
         XCTAssertEqual(locked.work, [], "passcode locked: no Argon2id at all")

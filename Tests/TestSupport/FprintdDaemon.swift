@@ -83,7 +83,7 @@ public final class FprintdDaemon {
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = environment
-        if !FileManager.default.fileExists(atPath: output) { FileManager.default.createFile(atPath: output, contents: nil) }
+        if !FileManager.default.fileExists(atPath: output) { _ = FileManager.default.createFile(atPath: output, contents: nil) }
         try launch(process) { p in
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             handle.seekToEndOfFile()

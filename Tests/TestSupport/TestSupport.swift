@@ -109,6 +109,13 @@ public enum ChildLaunch {
     }
 }
 
+/// A value that is not Sendable, handed to one other thread of a test which alone uses it from
+/// then on (the thread that made it waits for that thread before it looks again).
+public struct HandedOver<T>: @unchecked Sendable {
+    public let value: T
+    public init(_ value: T) { self.value = value }
+}
+
 /// A value shared between threads of a test.
 public final class Locked<T>: @unchecked Sendable {
     private var _value: T

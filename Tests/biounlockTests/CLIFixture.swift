@@ -23,7 +23,7 @@ class CLIFixture: XCTestCase {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: cliPath), "run scripts/build first: \(cliPath)")
         var template = Array("/tmp/bu-cli.XXXXXX".utf8CString)
         dir = String(cString: try XCTUnwrap(mkdtemp(&template)))
-        FileManager.default.createFile(atPath: dir + "/biounlock.conf", contents: Data("# test config\n".utf8))
+        _ = FileManager.default.createFile(atPath: dir + "/biounlock.conf", contents: Data("# test config\n".utf8))
     }
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }

@@ -134,14 +134,14 @@ final class MessageCatalogTests: XCTestCase {
         func put(_ lang: String, _ bytes: [UInt8], mode: Int = 0o644) throws -> String {
             let path = "\(dir)/locale/\(lang)/LC_MESSAGES"
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: path + "/biounlock.mo", contents: Data(bytes), attributes: [.posixPermissions: mode])
+            _ = FileManager.default.createFile(atPath: path + "/biounlock.mo", contents: Data(bytes), attributes: [.posixPermissions: mode])
             return path + "/biounlock.mo"
         }
         let locale = dir + "/locale"
         XCTAssertNil(CatalogDirectory.problem(dir + "/none", domain: "biounlock"), "no directory: English, nothing wrong")
         _ = try put("de", mo)
         try FileManager.default.createDirectory(atPath: dir + "/locale/fr/LC_MESSAGES", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: dir + "/locale/fr/LC_MESSAGES/other.mo", contents: Data([1, 2, 3]))
+        _ = FileManager.default.createFile(atPath: dir + "/locale/fr/LC_MESSAGES/other.mo", contents: Data([1, 2, 3]))
         XCTAssertNil(CatalogDirectory.problem(locale, domain: "biounlock"), "another domain's file is not ours to check")
         let broken = try put("zh_TW", Array(mo.prefix(100)))
         XCTAssertEqual(CatalogDirectory.problem(locale, domain: "biounlock")?.hasPrefix("\(broken): "), true, "a truncated catalog")

@@ -20,7 +20,7 @@ final class TrustedExecutableTests: XCTestCase {
         let dir = String(cString: try XCTUnwrap(mkdtemp(&template)))
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let program = dir + "/p"
-        FileManager.default.createFile(atPath: program, contents: Data("#!/bin/sh\n".utf8))
+        _ = FileManager.default.createFile(atPath: program, contents: Data("#!/bin/sh\n".utf8))
         chmod(program, 0o755)
         // /tmp itself is world-writable (sticky or not): anyone could have swapped the directory.
         XCTAssertEqual(TrustedFiles.checkExecutable(program), .writableByOthers("/tmp", mode: try mode("/tmp")))

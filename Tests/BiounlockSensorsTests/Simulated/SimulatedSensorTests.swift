@@ -119,7 +119,7 @@ final class SimulatedSensorTests: XCTestCase {
         chmod(dir, 0o777)
         XCTAssertThrowsError(try listen())
         chmod(dir, 0o700)
-        FileManager.default.createFile(atPath: socket, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: socket, contents: Data("x".utf8))
         XCTAssertThrowsError(try listen(), "a regular file at the socket path is not ours to remove")
         XCTAssertTrue(FileManager.default.fileExists(atPath: socket))
         unlink(socket)

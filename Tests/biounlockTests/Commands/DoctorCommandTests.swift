@@ -99,7 +99,7 @@ final class DoctorCommandTests: CLIFixture {
         let module = cliBuildDirectory + "/pam_biounlock.so"
         let pam = dir + "/pam.d"
         try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: pam + "/login", contents: Data("@include common-auth\n".utf8))
+        _ = FileManager.default.createFile(atPath: pam + "/login", contents: Data("@include common-auth\n".utf8))
         let args = ["doctor", "--pam-dir", pam, "--module", module]
         let safe = try json(try cli(args + ["--json"]))
         let names = ((safe["checks"] as? [[String: Any]]) ?? []).compactMap { $0["check"] as? String }

@@ -20,7 +20,7 @@ final class EnableCommandTests: CLIFixture {
     func testServiceMustExistUnlessForced() throws {
         let pam = dir + "/pam.d"
         try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
-        for service in ["sudo", "login"] { FileManager.default.createFile(atPath: pam + "/" + service, contents: Data("@include common-auth\n".utf8)) }
+        for service in ["sudo", "login"] { _ = FileManager.default.createFile(atPath: pam + "/" + service, contents: Data("@include common-auth\n".utf8)) }
         for command in ["enable", "disable"] {
             let r = try cli([command, user, "--service", "sudoo", "--pam-dir", pam])
             XCTAssertEqual(r.status, 1, "\(command): \(r.stdout)")

@@ -8,8 +8,8 @@ final class ResetCommandTests: CLIFixture {
     func testResetClearsLockouts() throws {
         XCTAssertEqual(try cli(["passcode", "set", user, "--stdin"], stdin: "2468\n").status, 0)
         let store = try Store.open(path: db, mode: .authenticate)
-        for _ in 0..<5 { try store.recordBiometricFailure(user: user, at: 1) }
-        for _ in 0..<6 { try store.recordPasscodeFailure(user: user, at: Int64(Date().timeIntervalSince1970)) }
+        for _ in 0..<5 { _ = try store.recordBiometricFailure(user: user, at: 1) }
+        for _ in 0..<6 { _ = try store.recordPasscodeFailure(user: user, at: Int64(Date().timeIntervalSince1970)) }
         let before = try json(try cli(["status", user, "--json"]))
         let u = try XCTUnwrap((before["users"] as? [[String: Any]])?.first)
         XCTAssertEqual((u["biometric_lockout"] as? [String: Any])?["locked"] as? Bool, true)
