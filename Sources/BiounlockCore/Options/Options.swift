@@ -162,11 +162,10 @@ public struct Options: Equatable, Sendable {
     /// it, showing none of the module's messages (i3lock, swaylock, hyprlock; SDDM, whose greeter
     /// takes the password before its helper starts `sddm`; GNU screen's lock, which reads
     /// "Password:" itself and has no pam.d file of its own on Debian, so `other`): there the
-    /// prompt comes at once,
-    /// whatever `touch_first` says -- the touch request would only hold the typed password back
-    /// (Debian's /etc/pam.d/i3lock is `auth include login`, sddm's `@include common-auth`:
-    /// common-auth with the profile). An empty answer still waits for a touch. `none`:
-    /// touch_first everywhere.
+    /// prompt comes at once, whatever `touch_first` says -- the touch request would only hold the
+    /// typed password back (Debian's /etc/pam.d/i3lock is `auth include login`, sddm's
+    /// `@include common-auth`: common-auth with the profile). An empty answer still waits for a
+    /// touch. `none`: touch_first everywhere.
     public var promptFirstServices: [String] = Options.defaultPromptFirstServices
     public static let defaultPromptFirstServices = ["i3lock", "swaylock", "hyprlock", "sddm", "screen"]
 

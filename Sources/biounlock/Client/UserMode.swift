@@ -12,16 +12,16 @@ enum UserMode {
     struct Spec {
         let path: [String]
         let options: [String: Bool] // name: takes a value
-        /// What --service takes: a service name, or for enable/disable a group too (biounlockd
-        /// takes `@sudo`, `@login`, `@all`), as the root path's parser checks it.
+        /// What --service takes: a service name, or for enable/disable what the root path's
+        /// option takes (EnableCommand.serviceOption: a group too, as biounlockd takes it).
         var service: OptionValueKind = .service
     }
 
     static let specs: [Spec] = [
         Spec(path: ["status"], options: [:]),
         Spec(path: ["log"], options: ["--user": true, "--service": true, "--since": true, "--limit": true]),
-        Spec(path: ["enable"], options: ["--service": true, "--stdin": false], service: .serviceScope),
-        Spec(path: ["disable"], options: ["--service": true], service: .serviceScope),
+        Spec(path: ["enable"], options: ["--service": true, "--stdin": false], service: EnableCommand.serviceOption.kind),
+        Spec(path: ["disable"], options: ["--service": true], service: EnableCommand.serviceOption.kind),
         Spec(path: ["passcode", "set"], options: ["--kind": true, "--stdin": false]),
         Spec(path: ["passcode", "change"], options: ["--kind": true, "--stdin": false]),
         Spec(path: ["passcode", "remove"], options: ["--stdin": false]),
